@@ -1,0 +1,386 @@
+/*
+ * libcachekit: the CacheKit caching system behind a stable C ABI.
+ *
+ * This is the one public header. It compiles as C99 and as C++. Every
+ * function is thread-safe unless its comment says otherwise, never throws,
+ * and returns an int status: 0 (CACHEKIT_OK) or one of the pinned negative
+ * codes below. Detail for a failure is kept in a thread-local last error
+ * (cachekit_error_last_message). A miss (CACHEKIT_ENOTFOUND) sets no message.
+ *
+ * Memory: inputs are (pointer, length) pairs or NUL-terminated strings and are
+ * copied; the library keeps no caller pointer. Outputs go into a caller-owned,
+ * reusable cachekit_buf (initialise with CACHEKIT_BUF_INIT, release with
+ * cachekit_buf_dispose). Anything else the library allocates is released with
+ * cachekit_free.
+ */
+#ifndef CACHEKIT_H
+#define CACHEKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cachekit/version.h"
+
+#if defined(CACHEKIT_BUILDING_LIBRARY) && defined(__GNUC__)
+#define CACHEKIT_API __attribute__((visibility("default")))
+#else
+#define CACHEKIT_API
+#endif
+
+#ifdef __cplusplus
+#define CACHEKIT_NOEXCEPT noexcept
+extern "C" {
+#else
+#define CACHEKIT_NOEXCEPT
+#endif
+
+/* ======================================================================
+ * Status codes (pinned: never renumbered, only appended)
+ * ====================================================================== */
+
+typedef enum cachekit_status {
+    CACHEKIT_OK = 0,
+    CACHEKIT_ENOTFOUND = -1,           /* a miss: no message is set */
+    CACHEKIT_EINVAL = -2,              /* InvalidArgument */
+    CACHEKIT_ENOMEM = -3,              /* OutOfMemory */
+    CACHEKIT_ECORRUPT = -4,            /* Corrupt: a stored entry failed its checks */
+    CACHEKIT_ETOOBIG = -5,             /* InputTooLarge */
+    CACHEKIT_EBACKEND = -6,            /* BackendError */
+    CACHEKIT_ETIMEOUT = -7,            /* Timeout */
+    CACHEKIT_EUSER = -8,               /* UserError: a loader callback failed */
+    CACHEKIT_EDESERIALIZE = -9,        /* DeserializationFailed */
+    CACHEKIT_EBOMB = -10,              /* DecompressionBomb */
+    CACHEKIT_EDECOMPRESS = -11,        /* DecompressionFailed */
+    CACHEKIT_ECHECKSUM = -12,          /* ChecksumMismatch */
+    CACHEKIT_ESIZE = -13,              /* SizeValidationFailed */
+    CACHEKIT_EDEPTH = -14,             /* DepthExceeded */
+    CACHEKIT_EOVERCLAIM = -15,         /* Overclaim */
+    CACHEKIT_ETRUNCATED = -16,         /* Truncated */
+    CACHEKIT_ETRAILING = -17,          /* TrailingBytes */
+    CACHEKIT_EUNSUPPORTED = -18,       /* UnsupportedType */
+    CACHEKIT_ESEGMENT = -19,           /* InvalidSegment */
+    CACHEKIT_EKEY = -20,               /* InvalidKey */
+    CACHEKIT_ECIPHERTEXT = -21,        /* InvalidCiphertext */
+    CACHEKIT_EAUTH = -22,              /* AuthenticationFailed */
+    CACHEKIT_EKEYNOTFOUND = -23,       /* KeyNotFound */
+    CACHEKIT_EFRAME = -24,             /* InvalidFrame */
+    CACHEKIT_ECRYPTO_UNAVAILABLE = -25, /* CryptoUnavailable: no AES-NI/PCLMUL */
+    CACHEKIT_ENONCE = -26,             /* NonceExhausted: the counter would wrap */
+    CACHEKIT_EINTERNAL = -27,          /* Internal: a bug; please report it */
+    CACHEKIT_EBUSY = -28,              /* Busy: a resource is in use */
+    CACHEKIT_EDEADLOCK = -29           /* Deadlock: a loader asked for its own key */
+} cachekit_status;
+
+/* The stable name of a status code ("InvalidArgument", "Overclaim", ...), the
+ * same names `cachekit codec` reports. Unknown codes give "Unknown". The
+ * string is static. Since 0.1. */
+CACHEKIT_API const char *cachekit_error_name(int code) CACHEKIT_NOEXCEPT;
+
+/* The code of the last failure on this thread (0 when none). Since 0.1. */
+CACHEKIT_API int cachekit_error_last_code(void) CACHEKIT_NOEXCEPT;
+
+/* The message of the last failure on this thread ("" when none). The pointer
+ * stays valid until the next failing call on this thread. Since 0.1. */
+CACHEKIT_API const char *cachekit_error_last_message(void) CACHEKIT_NOEXCEPT;
+
+/* Forget the last failure on this thread. Since 0.1. */
+CACHEKIT_API void cachekit_error_clear(void) CACHEKIT_NOEXCEPT;
+
+/* ======================================================================
+ * Version
+ * ====================================================================== */
+
+/* The runtime twins of CACHEKIT_VERSION_STRING and CACHEKIT_VERSION_NUMBER,
+ * to compare the library you run with the header you built against. */
+CACHEKIT_API const char *cachekit_version_string(void) CACHEKIT_NOEXCEPT;
+CACHEKIT_API unsigned cachekit_version_number(void) CACHEKIT_NOEXCEPT;
+
+/* ======================================================================
+ * Buffers and memory
+ * ====================================================================== */
+
+/* A growable output buffer owned by the caller. `ptr` is NULL or memory the
+ * library allocated; `size` is the number of valid bytes; `capacity` what is
+ * allocated. Every call that writes a buffer replaces its contents (reusing
+ * the allocation when large enough) and keeps one NUL byte after `size` bytes,
+ * so text outputs can be read as C strings. */
+typedef struct cachekit_buf {
+    char *ptr;
+    size_t size;
+    size_t capacity;
+} cachekit_buf;
+
+#define CACHEKIT_BUF_INIT {NULL, 0, 0}
+
+/* Release the buffer's memory and reset it to CACHEKIT_BUF_INIT. Accepts NULL.
+ * Since 0.1. */
+CACHEKIT_API void cachekit_buf_dispose(cachekit_buf *buf) CACHEKIT_NOEXCEPT;
+
+/* Make sure the buffer can hold `capacity` bytes (plus the NUL). Since 0.1. */
+CACHEKIT_API int cachekit_buf_reserve(cachekit_buf *buf, size_t capacity) CACHEKIT_NOEXCEPT;
+
+/* Release memory the library allocated outside a cachekit_buf. Accepts NULL.
+ * Since 0.1. */
+CACHEKIT_API void cachekit_free(void *ptr) CACHEKIT_NOEXCEPT;
+
+/* ======================================================================
+ * Codec calls: MessagePack
+ *
+ * Every untrusted MessagePack document goes through the bounded decoder:
+ * nesting depth at most max_depth (32..1024; 0 means 1024), the declared slots
+ * of the whole document (array element = 1, map pair = 2, str/bin/ext bytes)
+ * summed in checked 64-bit arithmetic must not exceed the input length - 1,
+ * the root item must be complete, and exactly one document is allowed.
+ * Errors: CACHEKIT_EDEPTH, CACHEKIT_EOVERCLAIM, CACHEKIT_ETRUNCATED,
+ * CACHEKIT_ETRAILING, CACHEKIT_EDESERIALIZE (a reserved byte 0xc1).
+ * ====================================================================== */
+
+#define CACHEKIT_MSGPACK_MIN_DEPTH 32
+#define CACHEKIT_MSGPACK_MAX_DEPTH 1024
+
+/* Profiles of cachekit_msgpack_canonical. */
+typedef enum cachekit_msgpack_profile {
+    /* Interop/v1 arguments: shortest widths, string map keys sorted by code
+     * point at every level, float64 only, integral floats in [-2^63, 2^64)
+     * collapsed to ints, NaN and infinities rejected, no ext types except the
+     * two input extensions below. */
+    CACHEKIT_PROFILE_ARGS = 1,
+    /* Interop/v1 values: as ARGS but floats are never collapsed. */
+    CACHEKIT_PROFILE_VALUE = 2,
+    /* Auto-mode (reference Python SDK) arguments `[args, kwargs]`: shortest
+     * widths, float64 only, -0.0 written as 0.0, maps whose keys are all
+     * strings sorted by code point; other maps keep their order; no ext. */
+    CACHEKIT_PROFILE_AUTO_ARGS = 3
+} cachekit_msgpack_profile;
+
+/* Input extensions a wrapper may use in ARGS documents for values MessagePack
+ * has no type for. Timestamp (ext -1, the standard MessagePack timestamp) is
+ * an aware datetime: it becomes float64 floor(microseconds)/1e6 (collapsed
+ * when integral). Ext CACHEKIT_MSGPACK_EXT_SET holds one MessagePack array:
+ * a set, written as an array of its canonical elements sorted by encoded
+ * bytes without duplicates. */
+#define CACHEKIT_MSGPACK_EXT_TIMESTAMP (-1)
+#define CACHEKIT_MSGPACK_EXT_SET 83
+
+/* Check that `data` is exactly one well-formed MessagePack document within
+ * the decode bounds. Since 0.1. */
+CACHEKIT_API int cachekit_msgpack_check(const void *data, size_t len,
+                                        uint32_t max_depth) CACHEKIT_NOEXCEPT;
+
+/* Re-encode one document canonically under `profile` into `out`. Errors as
+ * for cachekit_msgpack_check, plus CACHEKIT_EUNSUPPORTED (NaN, infinity,
+ * non-string map key, ext type, invalid UTF-8) and CACHEKIT_EINVAL. Since 0.1. */
+CACHEKIT_API int cachekit_msgpack_canonical(cachekit_buf *out, const void *data, size_t len,
+                                            int profile) CACHEKIT_NOEXCEPT;
+
+/* Render one bounded MessagePack document as JSON text (bin as
+ * {"$bytes": hex}, ext as {"$ext": type, "data": hex}, non-string map keys
+ * as their JSON text). For operators and tools. Since 0.1. */
+CACHEKIT_API int cachekit_msgpack_to_json(cachekit_buf *out, const void *data,
+                                          size_t len) CACHEKIT_NOEXCEPT;
+
+/* ======================================================================
+ * Codec calls: cache keys
+ * ====================================================================== */
+
+/* The serializer code of an auto-mode key for a serializer identity:
+ * "std"/"default"/"standard" -> "s", "auto"/"pythonic" -> "a", "orjson" -> "o",
+ * "arrow" -> "w", "local" -> "l", anything else -> "x" + 4 hex digits of
+ * BLAKE2b(identity, 2 bytes). NULL or "" is CACHEKIT_EINVAL. Since 0.1. */
+CACHEKIT_API int cachekit_serializer_code(cachekit_buf *out,
+                                          const char *identity) CACHEKIT_NOEXCEPT;
+
+/* The auto-mode key of the reference Python SDK:
+ * [ns:{namespace}:]func:{module}.{qualname}:args:{blake2b256}:{1|0}{code}.
+ * `args` is the MessagePack of `[positional, keyword]` as the wrapper
+ * normalised it (re-encoded with CACHEKIT_PROFILE_AUTO_ARGS before hashing);
+ * `ns` may be NULL or "" for no namespace; `serializer` is an identity as for
+ * cachekit_serializer_code. Keys longer than 250 code points are shortened to
+ * key[:50] + ":" + 32 hex digits. Since 0.1. */
+CACHEKIT_API int cachekit_key_auto(cachekit_buf *out, const char *ns, const char *module,
+                                   const char *qualname, const void *args, size_t args_len,
+                                   int integrity, const char *serializer) CACHEKIT_NOEXCEPT;
+
+/* The interop/v1 key {namespace}:{operation}:{blake2b256(canonical args)}.
+ * `args` is the MessagePack array of the call's bound arguments in any valid
+ * encoding; it is canonicalised with CACHEKIT_PROFILE_ARGS, and the canonical
+ * bytes are written to `canonical` when it is not NULL. Segments must match
+ * ^[a-z0-9][a-z0-9._-]{0,63}$, must not contain "..", and the namespace must
+ * not be "ns" or "nsapi" (CACHEKIT_ESEGMENT). Since 0.1. */
+CACHEKIT_API int cachekit_key_interop(cachekit_buf *out, cachekit_buf *canonical, const char *ns,
+                                      const char *operation, const void *args,
+                                      size_t args_len) CACHEKIT_NOEXCEPT;
+
+/* ======================================================================
+ * Codec calls: containers (ByteStorage envelope, CK v3 frame, interop/v2)
+ * ====================================================================== */
+
+/* 512 MiB: the largest envelope, compressed block or original payload. */
+#define CACHEKIT_ENVELOPE_MAX_SIZE 536870912u
+#define CACHEKIT_MAX_COMPRESSION_RATIO 1000u
+
+/* Wrap `data` in the canonical ByteStorage envelope
+ * [lz4 block as bin, xxh3-64 as 8 uints, original_size, format].
+ * CACHEKIT_ETOOBIG past 512 MiB. Since 0.1. */
+CACHEKIT_API int cachekit_envelope_wrap(cachekit_buf *out, const void *data, size_t len,
+                                        const char *format) CACHEKIT_NOEXCEPT;
+
+/* Unwrap a ByteStorage envelope (canonical bin or legacy integer-array form),
+ * following the protocol's retrieve order: CACHEKIT_ETOOBIG,
+ * CACHEKIT_EDESERIALIZE, CACHEKIT_EBOMB, CACHEKIT_EDECOMPRESS,
+ * CACHEKIT_ECHECKSUM, CACHEKIT_ESIZE. The format string goes to `format`
+ * when it is not NULL. Since 0.1. */
+CACHEKIT_API int cachekit_envelope_unwrap(cachekit_buf *out, cachekit_buf *format,
+                                          const void *envelope, size_t len) CACHEKIT_NOEXCEPT;
+
+/* Encode a CK v3 frame: "CK" 03 u32be(hlen) {"s": serializer, "m": metadata,
+ * "v": "2.0"} payload. `metadata_json` is a JSON object; its keys keep their
+ * order and it is written with the reference SDK's separators. Since 0.1. */
+CACHEKIT_API int cachekit_frame_encode(cachekit_buf *out, const char *serializer,
+                                       const char *metadata_json, const void *payload,
+                                       size_t payload_len) CACHEKIT_NOEXCEPT;
+
+/* Decode a CK v3 frame. The serializer name goes to `serializer`, the
+ * metadata object as JSON text to `metadata_json` (either may be NULL), and
+ * the payload is frame[*payload_offset .. len). CACHEKIT_EFRAME for a frame
+ * shorter than 7 bytes, a bad magic, a version other than 3, a header past the
+ * end or a header that is not {"s": str, "m": object, ...}. Since 0.1. */
+CACHEKIT_API int cachekit_frame_decode(cachekit_buf *serializer, cachekit_buf *metadata_json,
+                                       size_t *payload_offset, const void *frame,
+                                       size_t len) CACHEKIT_NOEXCEPT;
+
+/* Interop/v2 (DRAFT): C1 02 + msgpack [method, original_size, payload:bin].
+ * Methods for cachekit_container_v2_wrap. */
+#define CACHEKIT_V2_METHOD_NONE 0
+#define CACHEKIT_V2_METHOD_LZ4 1
+
+/* Wrap one MessagePack value in an interop/v2 container. Since 0.1. */
+CACHEKIT_API int cachekit_container_v2_wrap(cachekit_buf *out, const void *value, size_t len,
+                                            int method) CACHEKIT_NOEXCEPT;
+
+/* Unwrap an interop/v2 container (limits checked before decompression) and
+ * check the value is one bounded MessagePack document. Since 0.1. */
+CACHEKIT_API int cachekit_container_v2_unwrap(cachekit_buf *out, const void *container,
+                                              size_t len) CACHEKIT_NOEXCEPT;
+
+/* ======================================================================
+ * Codec calls: encryption (AES-256-GCM, HKDF-SHA256 keys, AAD v0x03)
+ * ====================================================================== */
+
+#define CACHEKIT_KEY_SIZE 32
+#define CACHEKIT_FINGERPRINT_SIZE 16
+#define CACHEKIT_NONCE_SIZE 12
+#define CACHEKIT_TAG_SIZE 16
+#define CACHEKIT_MAX_PREVIOUS_KEYS 3
+
+/* 1 when AES-256-GCM can run on this CPU (AES-NI and PCLMUL), else 0. Every
+ * encrypting call answers CACHEKIT_ECRYPTO_UNAVAILABLE where it cannot. */
+CACHEKIT_API int cachekit_crypto_available(void) CACHEKIT_NOEXCEPT;
+
+/* Decode a master key given as hex: exactly 64 hex digits, nothing else (no
+ * 0x, sign, white space or odd length). Since 0.1. */
+CACHEKIT_API int cachekit_master_key_from_hex(unsigned char out[CACHEKIT_KEY_SIZE],
+                                              const char *hex, size_t len) CACHEKIT_NOEXCEPT;
+
+/* The keys derived from a master key for one tenant. */
+typedef struct cachekit_derived_keys {
+    unsigned char encryption[CACHEKIT_KEY_SIZE];     /* HKDF domain "encryption" */
+    unsigned char authentication[CACHEKIT_KEY_SIZE]; /* HKDF domain "authentication" */
+    unsigned char cache_keys[CACHEKIT_KEY_SIZE];     /* HKDF domain "cache_keys" */
+    unsigned char fingerprint[CACHEKIT_FINGERPRINT_SIZE];
+} cachekit_derived_keys;
+
+/* Derive a tenant's keys from a raw master key of exactly 32 bytes. `tenant`
+ * NULL means "default"; it holds 1..1024 bytes. Since 0.1. */
+CACHEKIT_API int cachekit_crypto_derive(cachekit_derived_keys *out, const void *master_key,
+                                        size_t master_key_len,
+                                        const char *tenant) CACHEKIT_NOEXCEPT;
+
+/* Build AAD v0x03: 03 then u32be(len)+bytes of tenant (NULL = "default"),
+ * cache_key, format, "True"/"False", and original_type when not NULL.
+ * Since 0.1. */
+CACHEKIT_API int cachekit_crypto_aad(cachekit_buf *out, const char *tenant, const char *cache_key,
+                                     const char *format, int compressed,
+                                     const char *original_type) CACHEKIT_NOEXCEPT;
+
+/* Seal with a derived 32-byte AES key: out = nonce(12) || ciphertext || tag(16).
+ * `nonce` NULL draws a random nonce; a fixed nonce is for known-answer tests.
+ * Since 0.1. */
+CACHEKIT_API int cachekit_crypto_encrypt(cachekit_buf *out, const unsigned char key[CACHEKIT_KEY_SIZE],
+                                         const void *aad, size_t aad_len, const void *plaintext,
+                                         size_t plaintext_len,
+                                         const unsigned char *nonce) CACHEKIT_NOEXCEPT;
+
+/* Open nonce || ciphertext || tag with a derived key. CACHEKIT_ECIPHERTEXT
+ * when shorter than 28 bytes, CACHEKIT_EAUTH when the tag does not verify.
+ * Since 0.1. */
+CACHEKIT_API int cachekit_crypto_decrypt(cachekit_buf *out, const unsigned char key[CACHEKIT_KEY_SIZE],
+                                         const void *aad, size_t aad_len, const void *ciphertext,
+                                         size_t ciphertext_len) CACHEKIT_NOEXCEPT;
+
+/* A keyring: the current master key plus up to 3 decrypt-only previous keys.
+ * Thread-safe; tenants' derived keys are cached inside. */
+typedef struct cachekit_keyring cachekit_keyring;
+
+/* Create a keyring from hex master keys. `previous_hex` is NULL, "" or a
+ * comma-separated list (at most 3, none equal to the current key). Since 0.1. */
+CACHEKIT_API int cachekit_keyring_new(cachekit_keyring **out, const char *current_hex,
+                                      const char *previous_hex) CACHEKIT_NOEXCEPT;
+
+/* Create a keyring from raw 32-byte keys; `previous` holds previous_count
+ * consecutive 32-byte keys. Since 0.1. */
+CACHEKIT_API int cachekit_keyring_new_raw(cachekit_keyring **out, const void *current,
+                                          size_t current_len, const void *previous,
+                                          size_t previous_count) CACHEKIT_NOEXCEPT;
+
+/* Destroy a keyring (NULL accepted). Must not race with other calls on it. */
+CACHEKIT_API void cachekit_keyring_free(cachekit_keyring *keyring) CACHEKIT_NOEXCEPT;
+
+/* The fingerprint of the current key for `tenant` (NULL = "default"). */
+CACHEKIT_API int cachekit_keyring_fingerprint(const cachekit_keyring *keyring,
+                                              unsigned char out[CACHEKIT_FINGERPRINT_SIZE],
+                                              const char *tenant) CACHEKIT_NOEXCEPT;
+
+/* Seal with the current key for `tenant` and a counter nonce (u64be instance
+ * id || u32be counter; CACHEKIT_ENONCE before the counter wraps). Since 0.1. */
+CACHEKIT_API int cachekit_keyring_encrypt(const cachekit_keyring *keyring, cachekit_buf *out,
+                                          const char *tenant, const void *aad, size_t aad_len,
+                                          const void *plaintext,
+                                          size_t plaintext_len) CACHEKIT_NOEXCEPT;
+
+/* Open with the keyring. With a `fingerprint` (16 bytes) the key whose derived
+ * fingerprint matches is the only one tried (CACHEKIT_EKEYNOTFOUND if none);
+ * without one, the current key then each previous key, moving on only after
+ * an authentication failure. The index of the key that opened it (0 =
+ * current) goes to `key_index` when not NULL. Since 0.1. */
+CACHEKIT_API int cachekit_keyring_decrypt(const cachekit_keyring *keyring, cachekit_buf *out,
+                                          int *key_index, const char *tenant,
+                                          const unsigned char *fingerprint, const void *aad,
+                                          size_t aad_len, const void *ciphertext,
+                                          size_t ciphertext_len) CACHEKIT_NOEXCEPT;
+
+/* ======================================================================
+ * Codec calls: inspection, for operators
+ * ====================================================================== */
+
+/* Describe a stored value as a JSON object: {"kind": "ck_frame" | "envelope" |
+ * "interop_v2" | "msgpack" | "ciphertext" | "unknown", "size": n, "checks":
+ * "pass" | "fail" | "not_checked", "error": name?, "message": text?,
+ * "value": decoded JSON?, ...}. With a keyring and cache_key, ciphertext is
+ * opened first. Never fails on bad input (that is reported inside the JSON);
+ * fails only for bad arguments or memory. Since 0.1. */
+CACHEKIT_API int cachekit_inspect(cachekit_buf *out_json, const void *data, size_t len,
+                                  const cachekit_keyring *keyring, const char *tenant,
+                                  const char *cache_key) CACHEKIT_NOEXCEPT;
+
+/* ======================================================================
+ * L1: in-process byte cache (sharded, byte budget, LRU, TTL, namespaces)
+ * ====================================================================== */
+
+/* (declared by the L1 section; see below) */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CACHEKIT_H */
