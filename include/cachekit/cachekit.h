@@ -377,7 +377,149 @@ CACHEKIT_API int cachekit_inspect(cachekit_buf *out_json, const void *data, size
  * L1: in-process byte cache (sharded, byte budget, LRU, TTL, namespaces)
  * ====================================================================== */
 
-/* (declared by the L1 section; see below) */
+/* An L1 cache keeps byte-string values under byte-string keys in this
+ * process's memory. Each entry belongs to a namespace (a byte string; empty
+ * is the default namespace) and may have a time to live. A byte budget bounds
+ * the memory: every entry is charged its key, its value and a fixed overhead
+ * (about 130 bytes; see docs/l1.md), and an entry charged more than 1/8 of
+ * the budget is not admitted. When the budget is full, expired entries go
+ * first, then the least recently used. Invalidating a key, a namespace or
+ * everything is immediate, and a fill started (cachekit_l1_begin_fill) before
+ * an invalidation can never store its value after it.
+ *
+ * All calls on a cachekit_l1 are thread-safe, except cachekit_l1_free, which
+ * must not race with any other call on the same cache. */
+
+typedef struct cachekit_l1 cachekit_l1;
+
+#define CACHEKIT_L1_DEFAULT_MAX_BYTES 104857600u   /* 100 MiB */
+#define CACHEKIT_L1_MIN_MAX_BYTES 1048576u         /* 1 MiB */
+#define CACHEKIT_L1_MAX_KEY_SIZE 65536u            /* keys are 1..65536 bytes */
+#define CACHEKIT_L1_MAX_NAMESPACE_SIZE 65536u      /* namespaces are 0..65536 bytes */
+#define CACHEKIT_L1_MAX_SHARDS 1024u
+#define CACHEKIT_L1_DEFAULT_SWEEP_INTERVAL_MS 30000u
+#define CACHEKIT_L1_DEFAULT_PROMOTE_INTERVAL_US 1000u
+/* The longest TTL accepted, in seconds (100 years). */
+#define CACHEKIT_L1_MAX_TTL_SECONDS 3153600000.0
+/* ttl_seconds value meaning "never expires". */
+#define CACHEKIT_L1_TTL_NONE 0.0
+
+/* Options of cachekit_l1_new. Set struct_size to sizeof(cachekit_l1_options)
+ * (CACHEKIT_L1_OPTIONS_INIT and cachekit_l1_options_init do); the library
+ * reads only the fields that fit in struct_size and gives the others their
+ * defaults, so callers built against an older header keep working.
+ * Since 0.1. */
+typedef struct cachekit_l1_options {
+    size_t struct_size;
+    /* The byte budget: 0 means CACHEKIT_L1_DEFAULT_MAX_BYTES; otherwise at
+     * least CACHEKIT_L1_MIN_MAX_BYTES (smaller is CACHEKIT_EINVAL). */
+    uint64_t max_bytes;
+    /* Lock shards: 0 means automatic (64); otherwise rounded up to a power of
+     * two, at most CACHEKIT_L1_MAX_SHARDS. */
+    uint32_t shards;
+    /* Period of the background sweep that frees expired entries, in
+     * milliseconds; 0 runs no sweeper thread (expired entries are then
+     * dropped on read and by eviction only). */
+    uint32_t sweep_interval_ms;
+    /* A hit moves its entry to the head of the LRU list at most once per this
+     * many microseconds (0: on every hit, exact LRU). */
+    uint32_t promote_interval_us;
+    uint32_t reserved; /* must be 0 */
+} cachekit_l1_options;
+
+#define CACHEKIT_L1_OPTIONS_INIT                                                          \
+    {sizeof(cachekit_l1_options), 0, 0, CACHEKIT_L1_DEFAULT_SWEEP_INTERVAL_MS,          \
+     CACHEKIT_L1_DEFAULT_PROMOTE_INTERVAL_US, 0}
+
+/* Fill `opts` with the defaults, for callers (FFI) that cannot use
+ * CACHEKIT_L1_OPTIONS_INIT: zeroes struct_size bytes, sets the fields that fit
+ * and struct_size. CACHEKIT_EINVAL if opts is NULL or struct_size is smaller
+ * than a size_t. Since 0.1. */
+CACHEKIT_API int cachekit_l1_options_init(cachekit_l1_options *opts,
+                                          size_t struct_size) CACHEKIT_NOEXCEPT;
+
+/* Create a cache and write its handle to *out (NULL on failure). `opts` may be
+ * NULL for the defaults. The caller owns the handle and releases it with
+ * cachekit_l1_free. Errors: CACHEKIT_EINVAL (NULL out, bad struct_size or an
+ * option out of range), CACHEKIT_ENOMEM. Since 0.1. */
+CACHEKIT_API int cachekit_l1_new(cachekit_l1 **out,
+                                 const cachekit_l1_options *opts) CACHEKIT_NOEXCEPT;
+
+/* Destroy a cache and its entries; stops its sweeper thread promptly.
+ * Accepts NULL. Must not race with other calls on the same cache. Since 0.1. */
+CACHEKIT_API void cachekit_l1_free(cachekit_l1 *l1) CACHEKIT_NOEXCEPT;
+
+/* Copy the value stored under `key` into `out`. CACHEKIT_OK on a hit,
+ * CACHEKIT_ENOTFOUND (no message) when the key is absent, expired or
+ * invalidated; `out` is left untouched on a miss. CACHEKIT_EINVAL for a NULL
+ * cache or buffer, or a key that is NULL, empty or longer than
+ * CACHEKIT_L1_MAX_KEY_SIZE. Since 0.1. */
+CACHEKIT_API int cachekit_l1_get(cachekit_l1 *l1, cachekit_buf *out, const void *key,
+                                 size_t key_len) CACHEKIT_NOEXCEPT;
+
+/* Store a copy of `value` under `key` in namespace `ns` (NULL with ns_len 0,
+ * or an empty namespace, is the default namespace), replacing any older
+ * value. ttl_seconds is the time to live; CACHEKIT_L1_TTL_NONE (0) means it
+ * never expires. Errors: CACHEKIT_EINVAL (bad pointers, empty or too long
+ * key or namespace, ttl_seconds negative, NaN, infinite or above
+ * CACHEKIT_L1_MAX_TTL_SECONDS), CACHEKIT_ETOOBIG when the entry would be
+ * charged more than 1/8 of the budget (it is not stored and any older value
+ * under the key is removed), CACHEKIT_ENOMEM. Since 0.1. */
+CACHEKIT_API int cachekit_l1_put(cachekit_l1 *l1, const void *ns, size_t ns_len, const void *key,
+                                 size_t key_len, const void *value, size_t value_len,
+                                 double ttl_seconds) CACHEKIT_NOEXCEPT;
+
+/* Take a fill ticket before computing a value that will be stored with
+ * cachekit_l1_put_filled. Writes it to *ticket. Since 0.1. */
+CACHEKIT_API int cachekit_l1_begin_fill(cachekit_l1 *l1, uint64_t *ticket) CACHEKIT_NOEXCEPT;
+
+/* As cachekit_l1_put, but the value is dropped (not stored, *stored = 0) when
+ * the key, its namespace or the whole cache was invalidated after `ticket`
+ * was taken, so an invalidation is never undone by a slow fill. *stored (when
+ * `stored` is not NULL) is 1 when the value was stored. A dropped fill still
+ * returns CACHEKIT_OK. (Rarely, an invalidation of another key that shares a
+ * tombstone slot also drops the fill; it never lets a stale one through.)
+ * Since 0.1. */
+CACHEKIT_API int cachekit_l1_put_filled(cachekit_l1 *l1, const void *ns, size_t ns_len,
+                                        const void *key, size_t key_len, const void *value,
+                                        size_t value_len, double ttl_seconds, uint64_t ticket,
+                                        int *stored) CACHEKIT_NOEXCEPT;
+
+/* Remove the value under `key`, if any (CACHEKIT_OK either way). Since 0.1. */
+CACHEKIT_API int cachekit_l1_invalidate(cachekit_l1 *l1, const void *key,
+                                        size_t key_len) CACHEKIT_NOEXCEPT;
+
+/* Invalidate every entry of namespace `ns` in O(1): they stop being visible
+ * at once and their memory is reclaimed by reads, eviction and the sweep.
+ * An empty namespace is the default namespace. Since 0.1. */
+CACHEKIT_API int cachekit_l1_invalidate_namespace(cachekit_l1 *l1, const void *ns,
+                                                  size_t ns_len) CACHEKIT_NOEXCEPT;
+
+/* Remove every entry. Since 0.1. */
+CACHEKIT_API int cachekit_l1_clear(cachekit_l1 *l1) CACHEKIT_NOEXCEPT;
+
+/* Counters of a cache. The caller sets struct_size to
+ * sizeof(cachekit_l1_stats); the library fills only the fields that fit.
+ * Since 0.1. */
+typedef struct cachekit_l1_stats {
+    size_t struct_size;
+    uint64_t hits;
+    uint64_t misses;
+    uint64_t inserts;
+    uint64_t evictions;          /* live entries removed to make room (LRU) */
+    uint64_t expirations;        /* expired entries removed */
+    uint64_t rejected_too_large; /* puts charged more than max_bytes / 8 */
+    uint64_t invalidations;      /* entries removed by invalidation or clear */
+    uint64_t dropped_fills;      /* cachekit_l1_put_filled calls dropped */
+    uint64_t entries;            /* entries held now */
+    uint64_t bytes;              /* bytes charged now (never above max_bytes) */
+    uint64_t max_bytes;          /* the budget */
+} cachekit_l1_stats;
+
+/* Fill `out` with the cache's counters. They are exact: every call is counted
+ * once. CACHEKIT_EINVAL when out is NULL or out->struct_size is smaller than
+ * a size_t. Since 0.1. */
+CACHEKIT_API int cachekit_l1_stats(cachekit_l1 *l1, cachekit_l1_stats *out) CACHEKIT_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,27 @@
+// The ByteStorage envelope (protocol.md section 2): LZ4 block + XXH3-64
+// around a payload, as a 4-element MessagePack array.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "cachekit/cachekit.h"
+
+namespace cachekit::envelope {
+
+constexpr uint64_t kMaxSize = CACHEKIT_ENVELOPE_MAX_SIZE;
+constexpr uint64_t kMaxRatio = CACHEKIT_MAX_COMPRESSION_RATIO;
+
+// Write the canonical envelope of data to `out` (replaced).
+void wrap(const void *data, size_t len, std::string_view format, cachekit_buf *out);
+
+// Unwrap following the retrieve order; the payload goes to `out` (replaced),
+// the format string to `format` when not null.
+void unwrap(const uint8_t *envelope, size_t len, cachekit_buf *out, cachekit_buf *format);
+
+// True when `data` starts like an envelope (a 4-element array whose first
+// element is bin or array): a cheap sniff for inspection, not a check.
+bool looks_like_envelope(const uint8_t *data, size_t len);
+
+}  // namespace cachekit::envelope

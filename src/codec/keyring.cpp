@@ -1,0 +1,102 @@
+#include "codec/keyring.hpp"
+
+#include <sodium.h>
+
+#include "util/error.hpp"
+
+namespace cachekit::crypto {
+
+namespace {
+constexpr size_t kMaxCachedTenants = 4096;  // bounds memory under many tenants
+}
+
+Keyring::Keyring(const Key &current, std::vector<Key> previous) {
+    if (previous.size() > CACHEKIT_MAX_PREVIOUS_KEYS)
+        fail(CACHEKIT_EINVAL, "at most 3 previous master keys are allowed; got " + std::to_string(previous.size()));
+    masters_.push_back(current);
+    for (const Key &k : previous) {
+        for (const Key &seen : masters_)
+            if (sodium_memcmp(seen.data(), k.data(), k.size()) == 0)
+                fail(CACHEKIT_EINVAL, "a previous master key repeats the current key or another previous key");
+        masters_.push_back(k);
+    }
+}
+
+Keyring::~Keyring() {
+    for (Key &k : masters_) sodium_memzero(k.data(), k.size());
+}
+
+std::unique_ptr<Keyring> Keyring::from_hex(std::string_view current_hex, std::string_view previous_hex) {
+    Key current = master_key_from_hex(current_hex);
+    std::vector<Key> previous;
+    if (!previous_hex.empty()) {
+        size_t start = 0;
+        for (;;) {
+            size_t comma = previous_hex.find(',', start);
+            std::string_view item = previous_hex.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+            if (item.empty()) fail(CACHEKIT_EINVAL, "an empty entry in the previous master key list");
+            previous.push_back(master_key_from_hex(item));
+            if (comma == std::string_view::npos) break;
+            start = comma + 1;
+        }
+    }
+    auto ring = std::make_unique<Keyring>(current, std::move(previous));
+    sodium_memzero(current.data(), current.size());
+    return ring;
+}
+
+const std::vector<Keyring::Derived> &Keyring::derived_for(std::string_view tenant) const {
+    std::string name(tenant.empty() ? kDefaultTenant : tenant);
+    {
+        std::shared_lock lock(mutex_);
+        auto it = by_tenant_.find(name);
+        if (it != by_tenant_.end()) return it->second;
+    }
+    std::vector<Derived> keys;
+    for (const Key &master : masters_) {
+        Key enc = derive(master, "encryption", name);
+        Derived d{std::make_unique<AesKey>(enc), fingerprint(enc)};
+        sodium_memzero(enc.data(), enc.size());
+        keys.push_back(std::move(d));
+    }
+    std::unique_lock lock(mutex_);
+    // Entries are never erased while the keyring lives (references stay
+    // valid); past the cap, new tenants are derived per call instead.
+    if (by_tenant_.size() >= kMaxCachedTenants && by_tenant_.find(name) == by_tenant_.end()) {
+        thread_local std::vector<Derived> scratch;
+        scratch = std::move(keys);
+        return scratch;
+    }
+    auto [it, inserted] = by_tenant_.emplace(std::move(name), std::move(keys));
+    return it->second;
+}
+
+Fingerprint Keyring::current_fingerprint(std::string_view tenant) const { return derived_for(tenant)[0].fingerprint; }
+
+void Keyring::seal(std::string_view tenant, const void *aad, size_t aad_len, const void *pt, size_t pt_len,
+                   cachekit_buf *out) const {
+    const auto &keys = derived_for(tenant);
+    keys[0].aes->seal(nonces_.next(), aad, aad_len, pt, pt_len, out);
+}
+
+int Keyring::open(std::string_view tenant, const Fingerprint *fp, const void *aad, size_t aad_len, const void *ct,
+                  size_t ct_len, cachekit_buf *out) const {
+    if (ct_len < kOverhead)
+        fail(CACHEKIT_ECIPHERTEXT, "ciphertext of " + std::to_string(ct_len) + " bytes is shorter than nonce + tag (28 bytes)");
+    const auto &keys = derived_for(tenant);
+    if (fp != nullptr) {
+        for (size_t i = 0; i < keys.size(); ++i) {
+            if (sodium_memcmp(keys[i].fingerprint.data(), fp->data(), fp->size()) != 0) continue;
+            // A fingerprint match is final: its failure is terminal.
+            if (!keys[i].aes->open(aad, aad_len, ct, ct_len, out))
+                fail(CACHEKIT_EAUTH, "authentication failed with the key the fingerprint selects");
+            return int(i);
+        }
+        fail(CACHEKIT_EKEYNOTFOUND, "no key in the keyring has the entry's fingerprint");
+    }
+    for (size_t i = 0; i < keys.size(); ++i)
+        if (keys[i].aes->open(aad, aad_len, ct, ct_len, out)) return int(i);
+    fail(CACHEKIT_EAUTH, "authentication failed with every key in the keyring");
+}
+
+}  // namespace cachekit::crypto

@@ -1,0 +1,52 @@
+// The keyring of protocol.md section 6: a current master key for writes plus
+// up to three decrypt-only previous keys, with per-tenant derived keys cached.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "codec/crypto.hpp"
+
+namespace cachekit::crypto {
+
+class Keyring {
+public:
+    Keyring(const Key &current, std::vector<Key> previous);
+    ~Keyring();
+
+    // "a,b,c" of hex keys; empty means none.
+    static std::unique_ptr<Keyring> from_hex(std::string_view current_hex, std::string_view previous_hex);
+
+    Fingerprint current_fingerprint(std::string_view tenant) const;
+
+    // Seal with the current key and a counter nonce.
+    void seal(std::string_view tenant, const void *aad, size_t aad_len, const void *pt, size_t pt_len,
+              cachekit_buf *out) const;
+
+    // Open; returns the index of the key that opened it (0 = current).
+    // With a fingerprint only the matching key is tried (EKEYNOTFOUND,
+    // EAUTH); without one every key in order, only auth failures move on.
+    int open(std::string_view tenant, const Fingerprint *fp, const void *aad, size_t aad_len, const void *ct,
+             size_t ct_len, cachekit_buf *out) const;
+
+    size_t key_count() const { return masters_.size(); }
+
+private:
+    struct Derived {
+        std::unique_ptr<AesKey> aes;
+        Fingerprint fingerprint;
+    };
+    const std::vector<Derived> &derived_for(std::string_view tenant) const;
+
+    std::vector<Key> masters_;  // [0] current, then previous
+    mutable std::shared_mutex mutex_;
+    mutable std::unordered_map<std::string, std::vector<Derived>> by_tenant_;
+    mutable NonceCounter nonces_;
+};
+
+}  // namespace cachekit::crypto

@@ -1,0 +1,388 @@
+#include "l1/l1_cache.hpp"
+
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "util/buffer.hpp"
+#include "util/error.hpp"
+
+namespace cachekit::l1 {
+
+uint64_t L1Cache::hash_key(std::string_view key) noexcept {
+    return XXH3_64bits(key.data(), key.size());
+}
+
+L1Cache::L1Cache(const Options &o)
+    : clock_(o.clock),
+      max_bytes_(o.max_bytes),
+      promote_interval_(o.promote_interval_ns),
+      sweep_batch_(o.sweep_batch) {
+    if (o.max_bytes < kMinMaxBytes) fail(CACHEKIT_EINVAL, "L1 max_bytes must be at least 1 MiB");
+    if (o.shards > kMaxShards) fail(CACHEKIT_EINVAL, "L1 shards must be at most 1024");
+    if (o.sweep_batch == 0) fail(CACHEKIT_EINVAL, "L1 sweep_batch must be positive");
+    unsigned n = o.shards == 0 ? kDefaultShards : std::bit_ceil(o.shards);
+    shard_mask_ = n - 1;
+    shards_.reserve(n);
+    for (unsigned i = 0; i < n; ++i) shards_.push_back(std::make_unique<Shard>());
+    if (o.sweep_interval_ms > 0)
+        sweeper_ = std::make_unique<Sweeper>(std::chrono::milliseconds(o.sweep_interval_ms),
+                                             [this] { sweep(); });
+}
+
+L1Cache::~L1Cache() {
+    sweeper_.reset();
+    for (auto &s : shards_) free_chain(s->detach_all());
+}
+
+void L1Cache::free_chain(Entry *chain) noexcept {
+    while (chain != nullptr) {
+        Entry *nx = chain->hnext;
+        chain->~Entry();
+        std::free(chain);
+        chain = nx;
+    }
+}
+
+void L1Cache::remove_locked(Shard &s, Entry *e, Reason why, Entry *&freed) noexcept {
+    s.unlink(e);
+    switch (why) {
+    case Reason::Replaced: break;
+    case Reason::Evicted: ++s.counters.evictions; break;
+    case Reason::Expired: ++s.counters.expirations; break;
+    case Reason::Invalidated: ++s.counters.invalidations; break;
+    }
+    bytes_.fetch_sub(e->charge, std::memory_order_acq_rel);
+    e->hnext = freed;
+    freed = e;
+}
+
+// Expired entries first (the heap top), then the LRU tail. O(log n).
+bool L1Cache::evict_one_locked(Shard &s, uint64_t now, Entry *&freed) noexcept {
+    Entry *top = s.heap_top();
+    if (top != nullptr && top->deadline <= now) {
+        remove_locked(s, top, Reason::Expired, freed);
+        return true;
+    }
+    Entry *victim = s.tail;
+    if (victim == nullptr) return false;
+    remove_locked(s, victim, is_stale(victim) ? Reason::Invalidated : Reason::Evicted, freed);
+    return true;
+}
+
+bool L1Cache::evict_elsewhere(const Shard *own, uint64_t now) {
+    size_t n = shards_.size();
+    unsigned start = victim_cursor_.fetch_add(1, std::memory_order_relaxed);
+    for (size_t i = 0; i < n; ++i) {
+        Shard &s = *shards_[(start + i) & shard_mask_];
+        if (&s == own) continue;
+        Entry *freed = nullptr;
+        bool ok;
+        {
+            std::lock_guard lock(s.mu);
+            ok = evict_one_locked(s, now, freed);
+        }
+        free_chain(freed);
+        if (ok) return true;
+    }
+    return false;
+}
+
+bool L1Cache::try_reserve(uint64_t bytes) noexcept {
+    uint64_t cur = bytes_.load(std::memory_order_relaxed);
+    do {
+        if (bytes > max_bytes_ || cur > max_bytes_ - bytes) return false;
+    } while (!bytes_.compare_exchange_weak(cur, cur + bytes, std::memory_order_acq_rel,
+                                           std::memory_order_relaxed));
+    note_peak(cur + bytes);
+    return true;
+}
+
+void L1Cache::note_peak(uint64_t bytes) noexcept {
+    uint64_t peak = peak_bytes_.load(std::memory_order_relaxed);
+    while (bytes > peak &&
+           !peak_bytes_.compare_exchange_weak(peak, bytes, std::memory_order_relaxed)) {
+    }
+}
+
+void L1Cache::note_hold(uint64_t ns) noexcept {
+    uint64_t cur = sweep_max_hold_.load(std::memory_order_relaxed);
+    while (ns > cur && !sweep_max_hold_.compare_exchange_weak(cur, ns, std::memory_order_relaxed)) {
+    }
+}
+
+bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
+    uint64_t h = hash_key(key);
+    Shard &s = *shards_[shard_index(h)];
+    uint64_t now = this->now();
+    Entry *freed = nullptr;
+    {
+        std::lock_guard lock(s.mu);
+        Entry *e = s.find(h, key);
+        if (e == nullptr) {
+            ++s.counters.misses;
+            return false;
+        }
+        if (e->deadline <= now) {
+            remove_locked(s, e, Reason::Expired, freed);
+        } else if (is_stale(e)) {
+            remove_locked(s, e, Reason::Invalidated, freed);
+        } else {
+            if (out != nullptr) buf_assign(out, e->key_data() + e->key_len, e->value_len);
+            if (info != nullptr) {
+                info->inserted_at_ns = e->inserted_at;
+                info->deadline_ns = e->deadline;
+                info->ns = e->ns->name;
+                info->value_size = e->value_len;
+            }
+            // Deferred promotion: a hot entry is relinked at most once per
+            // promote interval, so most hits write nothing but the counter.
+            if (now >= e->promoted_at && now - e->promoted_at >= promote_interval_) s.promote(e, now);
+            ++s.counters.hits;
+            return true;
+        }
+        ++s.counters.misses;
+    }
+    free_chain(freed);
+    return false;
+}
+
+PutResult L1Cache::put(std::string_view ns, std::string_view key, std::string_view value,
+                       uint64_t ttl_ns, FillTicket ticket) {
+    uint64_t deadline = ttl_ns == 0 ? kNever : add_saturating(now(), ttl_ns);
+    return put_until(ns, key, value, deadline, ticket);
+}
+
+PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::string_view value,
+                             uint64_t deadline, FillTicket ticket) {
+    if (key.size() > kMaxKeySize) fail(CACHEKIT_EINVAL, "L1 key is longer than 64 KiB");
+    if (ns.size() > kMaxNamespaceSize) fail(CACHEKIT_EINVAL, "L1 namespace is longer than 64 KiB");
+    uint64_t h = hash_key(key);
+    Shard &s = *shards_[shard_index(h)];
+    size_t charge = entry_charge(key.size(), value.size());
+    Entry *freed = nullptr;
+
+    if (value.size() > max_bytes_ || charge > max_entry_bytes()) {
+        {
+            std::lock_guard lock(s.mu);
+            if (Entry *old = s.find(h, key)) remove_locked(s, old, Reason::Invalidated, freed);
+            ++s.counters.rejected_too_large;
+        }
+        free_chain(freed);
+        return PutResult::TooLarge;
+    }
+
+    NsRecord *rec = namespaces_.acquire(ns);
+    void *mem = std::malloc(sizeof(Entry) + key.size() + value.size());
+    if (mem == nullptr) throw std::bad_alloc();
+    Entry *e = new (mem) Entry;
+    e->hash = h;
+    e->deadline = deadline;
+    e->ns = rec;
+    e->key_len = uint32_t(key.size());
+    e->value_len = value.size();
+    e->charge = charge;
+    if (!key.empty()) std::memcpy(e->key_data(), key.data(), key.size());
+    if (!value.empty()) std::memcpy(e->key_data() + key.size(), value.data(), value.size());
+
+    for (;;) {
+        uint64_t now = this->now();
+        bool stored = false;
+        try {
+            std::lock_guard lock(s.mu);
+            uint64_t gen = rec->gen.load(std::memory_order_acquire);
+            if (ticket != kNoTicket &&
+                (all_epoch_.load(std::memory_order_acquire) > ticket || gen > ticket ||
+                 s.tomb[tomb_slot(h)] > ticket)) {
+                ++s.counters.dropped_fills;
+                e->hnext = freed;
+                freed = e;
+                e = nullptr;
+            } else {
+                s.prepare_insert();  // may throw; nothing changed yet
+                // The old copy's bytes pay for the new entry first: replacing
+                // a value of the same size touches the global counter not at all.
+                uint64_t credit = 0;
+                if (Entry *old = s.find(h, key)) {
+                    s.unlink(old);
+                    credit = old->charge;
+                    old->hnext = freed;
+                    freed = old;
+                }
+                bool ok = true;
+                if (charge <= credit) {
+                    if (credit > charge) bytes_.fetch_sub(credit - charge, std::memory_order_acq_rel);
+                } else {
+                    uint64_t need = charge - credit;
+                    while (!(ok = try_reserve(need)) && evict_one_locked(s, now, freed)) {
+                    }
+                    if (!ok && credit != 0) bytes_.fetch_sub(credit, std::memory_order_acq_rel);
+                }
+                if (ok) {
+                    e->ns_gen = gen;
+                    e->inserted_at = now;
+                    s.link(e, now);
+                    ++s.counters.inserts;
+                    stored = true;
+                }
+            }
+        } catch (...) {
+            free_chain(freed);
+            if (e != nullptr) free_chain(e);
+            throw;
+        }
+        free_chain(freed);
+        freed = nullptr;
+        if (e == nullptr) return PutResult::Invalidated;
+        if (stored) return PutResult::Stored;
+        // This shard is empty and the budget is still full: make room in
+        // another shard (one lock at a time, never nested) and try again.
+        if (!evict_elsewhere(&s, now)) std::this_thread::yield();
+    }
+}
+
+bool L1Cache::invalidate(std::string_view key) {
+    uint64_t h = hash_key(key);
+    Shard &s = *shards_[shard_index(h)];
+    uint64_t epoch = next_epoch();
+    Entry *freed = nullptr;
+    {
+        std::lock_guard lock(s.mu);
+        uint64_t &tomb = s.tomb[tomb_slot(h)];
+        if (epoch > tomb) tomb = epoch;
+        if (Entry *e = s.find(h, key)) remove_locked(s, e, Reason::Invalidated, freed);
+    }
+    bool removed = freed != nullptr;
+    free_chain(freed);
+    return removed;
+}
+
+void L1Cache::invalidate_namespace(std::string_view ns) {
+    uint64_t epoch = next_epoch();
+    namespaces_.invalidate(ns, epoch);
+    ns_invalidations_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void L1Cache::clear() {
+    uint64_t epoch = next_epoch();
+    uint64_t cur = all_epoch_.load(std::memory_order_relaxed);
+    while (epoch > cur && !all_epoch_.compare_exchange_weak(cur, epoch, std::memory_order_acq_rel)) {
+    }
+    for (auto &sp : shards_) {
+        Shard &s = *sp;
+        Entry *chain;
+        {
+            std::lock_guard lock(s.mu);
+            s.counters.invalidations += s.count;
+            chain = s.detach_all();
+        }
+        uint64_t released = 0;
+        for (Entry *e = chain; e != nullptr; e = e->hnext) released += e->charge;
+        bytes_.fetch_sub(released, std::memory_order_acq_rel);
+        free_chain(chain);
+    }
+}
+
+size_t L1Cache::sweep() {
+    uint64_t ns_count = ns_invalidations_.load(std::memory_order_acquire);
+    size_t removed = 0;
+    for (auto &sp : shards_) {
+        Shard &s = *sp;
+        // Expired entries, from the heap top, a batch per lock hold.
+        for (;;) {
+            uint64_t now = this->now();
+            Entry *freed = nullptr;
+            size_t n = 0;
+            {
+                std::lock_guard lock(s.mu);
+                uint64_t t0 = MonotonicClock::read();
+                for (Entry *top; n < sweep_batch_ && (top = s.heap_top()) != nullptr && top->deadline <= now; ++n)
+                    remove_locked(s, top, Reason::Expired, freed);
+                note_hold(MonotonicClock::read() - t0);
+            }
+            free_chain(freed);
+            removed += n;
+            if (n < sweep_batch_) break;
+        }
+        // Entries of invalidated namespaces: a walk over the buckets, a batch
+        // per lock hold, only after a namespace invalidation.
+        size_t cursor = 0;
+        uint64_t rehashes = 0;
+        for (bool first = true;; first = false) {
+            Entry *freed = nullptr;
+            bool done = false;
+            size_t n = 0;
+            {
+                std::lock_guard lock(s.mu);
+                if (s.ns_seen == ns_count) break;
+                if (first) rehashes = s.rehashes;
+                uint64_t t0 = MonotonicClock::read();
+                size_t examined = 0;
+                while (cursor <= s.mask && examined < sweep_batch_) {
+                    Entry *e = s.buckets[cursor++];
+                    while (e != nullptr) {
+                        Entry *nx = e->hnext;
+                        ++examined;
+                        if (is_stale(e)) {
+                            remove_locked(s, e, Reason::Invalidated, freed);
+                            ++n;
+                        }
+                        e = nx;
+                    }
+                }
+                if (cursor > s.mask) {
+                    done = true;
+                    // A rehash mid-walk may have hidden entries from us: keep
+                    // the pass owed so the next sweep walks again.
+                    if (s.rehashes == rehashes) s.ns_seen = ns_count;
+                }
+                note_hold(MonotonicClock::read() - t0);
+            }
+            free_chain(freed);
+            removed += n;
+            if (done) break;
+        }
+    }
+    return removed;
+}
+
+Stats L1Cache::stats() const {
+    Stats st;
+    for (auto &sp : shards_) {
+        Shard &s = *sp;
+        std::lock_guard lock(s.mu);
+        st.hits += s.counters.hits;
+        st.misses += s.counters.misses;
+        st.inserts += s.counters.inserts;
+        st.evictions += s.counters.evictions;
+        st.expirations += s.counters.expirations;
+        st.rejected_too_large += s.counters.rejected_too_large;
+        st.invalidations += s.counters.invalidations;
+        st.dropped_fills += s.counters.dropped_fills;
+        st.entries += s.count;
+    }
+    st.bytes = bytes_.load(std::memory_order_acquire);
+    st.peak_bytes = peak_bytes_.load(std::memory_order_relaxed);
+    st.max_bytes = max_bytes_;
+    st.namespaces = namespaces_.size();
+    st.sweep_max_hold_ns = sweep_max_hold_.load(std::memory_order_relaxed);
+    return st;
+}
+
+std::vector<DebugEntry> L1Cache::debug_entries() const {
+    std::vector<DebugEntry> out;
+    for (unsigned i = 0; i < shards_.size(); ++i) {
+        Shard &s = *shards_[i];
+        std::lock_guard lock(s.mu);
+        for (const Entry *e = s.head; e != nullptr; e = e->next)
+            out.push_back({std::string(e->key()), std::string(e->value()), e->ns->name, e->deadline, i});
+    }
+    return out;
+}
+
+}  // namespace cachekit::l1
