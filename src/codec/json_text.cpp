@@ -53,7 +53,7 @@ private:
                     skip_ws();
                     if (i_ >= s_.size() || s_[i_] != ':') error("expected ':'");
                     ++i_;
-                    v.members.emplace_back(std::move(key), value(depth + 1));
+                    v.members.push_back(Member{std::move(key), value(depth + 1)});
                     skip_ws();
                     if (i_ < s_.size() && s_[i_] == ',') { ++i_; continue; }
                     if (i_ < s_.size() && s_[i_] == '}') { ++i_; break; }

@@ -12,21 +12,30 @@
 
 namespace cachekit::json {
 
+struct Member;
+
 struct Value {
     enum class Type { Null, Bool, Number, String, Array, Object };
     Type type = Type::Null;
     bool boolean = false;
     std::string text;  // String: decoded UTF-8; Number: the literal as written
     std::vector<Value> items;
-    std::vector<std::pair<std::string, Value>> members;
-    size_t begin = 0, end = 0;  // span of this value in the parsed text
+    std::vector<Member> members;  // object members in document order
+    size_t begin = 0, end = 0;    // span of this value in the parsed text
 
-    const Value *find(std::string_view key) const {
-        for (const auto &m : members)
-            if (m.first == key) return &m.second;
-        return nullptr;
-    }
+    const Value *find(std::string_view key) const;
 };
+
+struct Member {
+    std::string first;  // the key
+    Value second;       // the value
+};
+
+inline const Value *Value::find(std::string_view key) const {
+    for (const auto &m : members)
+        if (m.first == key) return &m.second;
+    return nullptr;
+}
 
 // Parse exactly one JSON value (white space around it allowed). Throws
 // cachekit::Error(code, ...) with `error_code` on malformed input.
