@@ -126,7 +126,7 @@ CACHEKIT_API int cachekit_frame_encode(cachekit_buf *out, const char *serializer
                                        const void *payload, size_t payload_len) noexcept {
     return guarded([&] {
         require(out != nullptr, "out is NULL");
-        require(serializer != nullptr, "serializer is required");
+        require(serializer != nullptr && serializer[0] != '\0', "a serializer name is required");
         require(metadata_json != nullptr, "metadata_json is required");
         require_bytes(payload, payload_len, "payload");
         json::Value meta = json::parse(metadata_json, CACHEKIT_EINVAL, 32);
@@ -213,6 +213,7 @@ CACHEKIT_API int cachekit_crypto_aad(cachekit_buf *out, const char *tenant, cons
         require(out != nullptr, "out is NULL");
         require(cache_key != nullptr, "cache_key is required");
         require(format != nullptr, "format is required");
+        require(tenant == nullptr || tenant[0] != '\0', "a tenant id holds 1..1024 bytes (NULL means \"default\")");
         std::optional<std::string_view> ot;
         if (original_type) ot = original_type;
         buf_assign(out, crypto::build_aad(tenant_or_default(tenant), cache_key, format, compressed != 0, ot));

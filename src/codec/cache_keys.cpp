@@ -2,6 +2,7 @@
 
 #include "codec/hashing.hpp"
 #include "codec/msgpack_canonical.hpp"
+#include "codec/msgpack_cursor.hpp"
 #include "codec/msgpack_header.hpp"
 #include "codec/utf8.hpp"
 #include "util/buffer.hpp"
@@ -57,6 +58,15 @@ std::string auto_key(std::string_view ns, std::string_view module, std::string_v
     if (!utf8_valid(ns)) fail(CACHEKIT_EINVAL, "the namespace must be valid UTF-8");
     Buffer canonical;
     msgpack::canonicalize(args, args_len, msgpack::Profile::AutoArgs, canonical.get());
+    // The reference SDK hashes exactly [positional args, keyword args].
+    msgpack::Cursor shape(reinterpret_cast<const uint8_t *>(canonical.data()), canonical.size());
+    msgpack::Header root = shape.next();
+    msgpack::Header positional = root.kind == msgpack::Kind::Array && root.length == 2 ? shape.next() : msgpack::Header{};
+    if (root.kind != msgpack::Kind::Array || root.length != 2 || positional.kind != msgpack::Kind::Array)
+        fail(CACHEKIT_EINVAL, "auto-mode args must be the MessagePack of [positional array, keyword map]");
+    shape.skip_rest(positional);
+    if (shape.next().kind != msgpack::Kind::Map)
+        fail(CACHEKIT_EINVAL, "auto-mode args must be the MessagePack of [positional array, keyword map]");
     auto digest = blake2b256(canonical.data(), canonical.size());
 
     std::string key;

@@ -24,7 +24,9 @@ size_t scan_document(const uint8_t *data, size_t len, uint32_t max_depth) {
         switch (read_header(data + pos, len - pos, h)) {
         case HeaderStatus::Ok: break;
         case HeaderStatus::Short:
-            fail(CACHEKIT_ETRUNCATED, "document ends at byte " + std::to_string(pos) + " before its root item is complete");
+            fail(CACHEKIT_ETRUNCATED, pos == len ? "the input ends (" + std::to_string(len) + " bytes) before its root item is complete"
+                                                 : "the item at byte " + std::to_string(pos) + " is cut short by the end of the " +
+                                                       std::to_string(len) + "-byte input");
         case HeaderStatus::Reserved:
             fail(CACHEKIT_EDESERIALIZE, "reserved type byte 0xc1 at byte " + std::to_string(pos));
         }

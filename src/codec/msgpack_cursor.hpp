@@ -35,8 +35,16 @@ public:
     }
 
     // Skip one whole item (iteratively, depth already bounded by the scan).
-    void skip() {
-        uint64_t pending = 1;
+    void skip() { skip_items(1); }
+
+    // Skip the children of a container header just read.
+    void skip_rest(const Header &h) {
+        if (h.kind == Kind::Array) skip_items(h.length);
+        if (h.kind == Kind::Map) skip_items(h.length * 2);
+    }
+
+    void skip_items(uint64_t count) {
+        uint64_t pending = count;
         while (pending > 0) {
             Header h = next();
             --pending;
