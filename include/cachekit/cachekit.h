@@ -68,7 +68,8 @@ typedef enum cachekit_status {
     CACHEKIT_ENONCE = -26,             /* NonceExhausted: the counter would wrap */
     CACHEKIT_EINTERNAL = -27,          /* Internal: a bug; please report it */
     CACHEKIT_EBUSY = -28,              /* Busy: a resource is in use */
-    CACHEKIT_EDEADLOCK = -29           /* Deadlock: a loader asked for its own key */
+    CACHEKIT_EDEADLOCK = -29,          /* Deadlock: a loader asked for its own key */
+    CACHEKIT_ECIRCUIT_OPEN = -30       /* CircuitOpen: the backend's breaker is open */
 } cachekit_status;
 
 /* The stable name of a status code ("InvalidArgument", "Overclaim", ...), the
@@ -374,6 +375,321 @@ CACHEKIT_API int cachekit_inspect(cachekit_buf *out_json, const void *data, size
                                   const char *cache_key) CACHEKIT_NOEXCEPT;
 
 /* ======================================================================
+ * L2 backends: Redis (hiredis), a shared directory of files, process memory
+ *
+ * A backend handle is what a cache's second tier talks to, also usable on its
+ * own (the `cachekit get|set|del|inspect --backend URL` commands do). Every
+ * call has a deadline (command_timeout_ms) and goes through a circuit breaker:
+ * after breaker_failures consecutive failures the breaker opens and calls
+ * fail at once with CACHEKIT_ECIRCUIT_OPEN; after breaker_recovery_ms it lets
+ * breaker_half_open_calls trial calls through, and breaker_successes
+ * successes close it again (a failure re-opens it). With fail_open (the
+ * default) a failed read is a miss (CACHEKIT_ENOTFOUND) and a failed write is
+ * skipped (CACHEKIT_OK), both counted in the stats; with fail_open = 0 the
+ * error is returned (CACHEKIT_EBACKEND, CACHEKIT_ETIMEOUT,
+ * CACHEKIT_ECIRCUIT_OPEN, CACHEKIT_EBUSY when backpressure rejects a call).
+ * All calls are thread-safe, except cachekit_backend_free.
+ * ====================================================================== */
+
+typedef struct cachekit_backend cachekit_backend;
+
+/* Breaker states, as cachekit_backend_stats reports them (and the
+ * circuit_breaker_state metric: 0 closed, 1 open, 2 half-open). */
+#define CACHEKIT_BREAKER_CLOSED 0
+#define CACHEKIT_BREAKER_OPEN 1
+#define CACHEKIT_BREAKER_HALF_OPEN 2
+
+/* Options of cachekit_backend_open. Zero means the default given. The
+ * library reads only the fields that fit in struct_size. Since 0.1. */
+typedef struct cachekit_backend_options {
+    size_t struct_size;
+    uint32_t pool_size;               /* Redis connections: 10 */
+    uint32_t connect_timeout_ms;      /* 5000 */
+    uint32_t command_timeout_ms;      /* every call's deadline: 5000 */
+    uint32_t breaker_failures;        /* consecutive failures that open it: 5 */
+    uint32_t breaker_recovery_ms;     /* open -> half-open: 30000 */
+    uint32_t breaker_half_open_calls; /* trial calls admitted when half-open: 3 */
+    uint32_t breaker_successes;       /* half-open successes that close it: 3 */
+    int breaker_disabled;             /* 1: no breaker */
+    int fail_closed;                  /* 1: return errors instead of degrading */
+    uint32_t max_concurrency;         /* backpressure bound on calls in flight: 0 = none */
+    uint32_t backpressure_wait_ms;    /* how long a call waits for a slot: 100 */
+    uint64_t file_max_bytes;          /* file backend size limit: 1 GiB */
+    uint64_t file_max_entries;        /* file backend entry limit: 10000 */
+    uint64_t file_max_value_bytes;    /* file backend largest value: 100 MiB */
+} cachekit_backend_options;
+
+#define CACHEKIT_BACKEND_OPTIONS_INIT {sizeof(cachekit_backend_options), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
+/* Fill `opts` with the defaults for a caller whose struct has struct_size
+ * bytes (for FFI callers). Since 0.1. */
+CACHEKIT_API int cachekit_backend_options_init(cachekit_backend_options *opts,
+                                               size_t struct_size) CACHEKIT_NOEXCEPT;
+
+/* Open a backend by URL: redis://[user:password@]host[:port][/db],
+ * unix:///path/to.sock[?db=N], file:///absolute/dir, memory:// . NULL takes
+ * CACHEKIT_REDIS_URL, then REDIS_URL. rediss:// is CACHEKIT_EINVAL (this
+ * build's hiredis has no TLS). The Redis backend connects lazily; a server
+ * that is down makes calls fail, not the open. opts NULL = defaults.
+ * Since 0.1. */
+CACHEKIT_API int cachekit_backend_open(cachekit_backend **out, const char *url,
+                                       const cachekit_backend_options *opts) CACHEKIT_NOEXCEPT;
+
+/* Close a backend (NULL accepted). Must not race with other calls on it. */
+CACHEKIT_API void cachekit_backend_free(cachekit_backend *backend) CACHEKIT_NOEXCEPT;
+
+/* "redis", "file" or "memory". Static string. */
+CACHEKIT_API const char *cachekit_backend_kind(const cachekit_backend *backend) CACHEKIT_NOEXCEPT;
+
+/* Read a value: CACHEKIT_OK with the bytes in `out`, or CACHEKIT_ENOTFOUND. */
+CACHEKIT_API int cachekit_backend_get(cachekit_backend *backend, cachekit_buf *out, const void *key,
+                                      size_t key_len) CACHEKIT_NOEXCEPT;
+
+/* Write a value; ttl_seconds 0 means no expiry (negative, NaN or infinite
+ * is CACHEKIT_EINVAL; sub-millisecond TTLs round up to 1 ms). */
+CACHEKIT_API int cachekit_backend_set(cachekit_backend *backend, const void *key, size_t key_len,
+                                      const void *value, size_t value_len,
+                                      double ttl_seconds) CACHEKIT_NOEXCEPT;
+
+/* Delete a key: CACHEKIT_OK when it existed, CACHEKIT_ENOTFOUND when not. */
+CACHEKIT_API int cachekit_backend_delete(cachekit_backend *backend, const void *key,
+                                         size_t key_len) CACHEKIT_NOEXCEPT;
+
+/* CACHEKIT_OK when the key exists, CACHEKIT_ENOTFOUND when not. */
+CACHEKIT_API int cachekit_backend_exists(cachekit_backend *backend, const void *key,
+                                         size_t key_len) CACHEKIT_NOEXCEPT;
+
+/* The remaining time to live in seconds: -1.0 for a key without expiry.
+ * CACHEKIT_ENOTFOUND when the key does not exist. */
+CACHEKIT_API int cachekit_backend_ttl(cachekit_backend *backend, double *ttl_seconds, const void *key,
+                                      size_t key_len) CACHEKIT_NOEXCEPT;
+
+/* Read `count` keys in one round trip (MGET on Redis). results[i] is set to
+ * CACHEKIT_OK (bytes in outs[i]) or CACHEKIT_ENOTFOUND. Since 0.1. */
+CACHEKIT_API int cachekit_backend_get_many(cachekit_backend *backend, cachekit_buf *outs, int *results,
+                                           const void *const *keys, const size_t *key_lens,
+                                           size_t count) CACHEKIT_NOEXCEPT;
+
+/* Write `count` values in one round trip (pipelined SET), all with one TTL. */
+CACHEKIT_API int cachekit_backend_set_many(cachekit_backend *backend, const void *const *keys,
+                                           const size_t *key_lens, const void *const *values,
+                                           const size_t *value_lens, size_t count,
+                                           double ttl_seconds) CACHEKIT_NOEXCEPT;
+
+/* Delete every key that starts with `prefix` (SCAN MATCH + UNLINK in batches
+ * on Redis, never KEYS); the count deleted goes to `deleted` when not NULL.
+ * An empty prefix clears everything. The file backend stores hashed names,
+ * so it can clear everything but not a prefix (CACHEKIT_EINVAL). */
+CACHEKIT_API int cachekit_backend_clear(cachekit_backend *backend, uint64_t *deleted, const void *prefix,
+                                        size_t prefix_len) CACHEKIT_NOEXCEPT;
+
+/* Try to take the lock named `key` for hold_ms (SET NX PX with a random
+ * token on Redis). CACHEKIT_OK with the token in `token`, or CACHEKIT_EBUSY
+ * when someone else holds it. */
+CACHEKIT_API int cachekit_backend_lock(cachekit_backend *backend, cachekit_buf *token, const void *key,
+                                       size_t key_len, uint32_t hold_ms) CACHEKIT_NOEXCEPT;
+
+/* Release a lock if `token` still owns it (compare-and-delete). CACHEKIT_OK
+ * when released, CACHEKIT_ENOTFOUND when it expired or another owner holds it. */
+CACHEKIT_API int cachekit_backend_unlock(cachekit_backend *backend, const void *key, size_t key_len,
+                                         const void *token, size_t token_len) CACHEKIT_NOEXCEPT;
+
+/* Ping the backend; the round trip in milliseconds goes to latency_ms. Health
+ * is never degraded: a failure is always returned. */
+CACHEKIT_API int cachekit_backend_health(cachekit_backend *backend, double *latency_ms) CACHEKIT_NOEXCEPT;
+
+/* Counters of a backend handle. struct_size first; only fields that fit are
+ * written. Since 0.1. */
+typedef struct cachekit_backend_stats {
+    size_t struct_size;
+    int breaker_state;          /* CACHEKIT_BREAKER_* */
+    uint64_t calls;             /* calls attempted against the backend */
+    uint64_t failures;          /* errors and timeouts */
+    uint64_t timeouts;
+    uint64_t rejected_open;     /* failed fast: breaker open */
+    uint64_t rejected_busy;     /* failed fast: backpressure */
+    uint64_t degraded_reads;    /* fail-open: an error turned into a miss */
+    uint64_t skipped_writes;    /* fail-open: an error turned into a skipped write */
+    uint64_t breaker_opened;    /* times the breaker opened */
+    double latency_ms_sum;      /* over successful calls */
+    uint64_t latency_count;
+} cachekit_backend_stats;
+
+CACHEKIT_API int cachekit_backend_stats_get(cachekit_backend *backend,
+                                            cachekit_backend_stats *out) CACHEKIT_NOEXCEPT;
+
+/* ======================================================================
+ * The cache handle: L1 -> L2 -> load, with single-flight and SWR
+ *
+ * A cachekit_cache ties the in-process L1, the codec and an L2 backend
+ * together. Values are MessagePack payloads (one document each); the handle
+ * writes them in the configured stored form (auto mode: the reference SDK's
+ * CK v3 frame around the envelope or ciphertext; interop: plain MessagePack
+ * or ciphertext) and verifies every entry it reads (envelope checks,
+ * decryption, no plaintext where encryption is required). Keys are the
+ * codec's keys (cachekit_key_auto / cachekit_key_interop). Every call takes
+ * the namespace the key belongs to (NULL = ""), for namespace invalidation
+ * and per-namespace metrics. All calls are thread-safe except
+ * cachekit_cache_free.
+ * ====================================================================== */
+
+typedef struct cachekit_cache cachekit_cache;
+
+/* Three-way switches in options: 0 takes the default (or the environment). */
+#define CACHEKIT_DEFAULT 0
+#define CACHEKIT_ON 1
+#define CACHEKIT_OFF (-1)
+
+#define CACHEKIT_FORMAT_AUTO 0    /* the reference Python SDK's stored form */
+#define CACHEKIT_FORMAT_INTEROP 1 /* interop/v1: every CacheKit SDK reads it */
+
+/* ttl_seconds value meaning "the cache's default TTL" in calls that take a TTL. */
+#define CACHEKIT_TTL_DEFAULT (-1.0)
+
+/* Options of cachekit_cache_new. Explicit fields win over the environment:
+ * CACHEKIT_REDIS_URL (then REDIS_URL), CACHEKIT_FILE_CACHE_DIR,
+ * CACHEKIT_L1_MAX_SIZE_MB (100), CACHEKIT_L1_CLEANUP_INTERVAL_SECONDS (30),
+ * CACHEKIT_MASTER_KEY, CACHEKIT_PREVIOUS_MASTER_KEYS,
+ * CACHEKIT_ENCRYPTION_FAIL_CLOSED, CACHEKIT_MAX_VALUE_SIZE (100 MiB). Naming
+ * both CACHEKIT_REDIS_URL and CACHEKIT_FILE_CACHE_DIR is CACHEKIT_EINVAL.
+ * With no URL, backend or environment, the L2 is the file backend under
+ * $TMPDIR/cachekit (the embedded default). CACHEKIT_MASTER_KEY is a key
+ * source only: encryption is on only when `encryption` says so. Since 0.1. */
+typedef struct cachekit_cache_options {
+    size_t struct_size;
+    const char *backend_url;        /* NULL: the environment; "none": no L2 (L1 only) */
+    cachekit_backend *backend;      /* borrowed, must outlive the cache; wins over backend_url */
+    int format;                     /* CACHEKIT_FORMAT_AUTO (default) or _INTEROP */
+    int integrity;                  /* auto mode envelope: default on */
+    int encryption;                 /* default off; on needs a master key */
+    const char *master_key_hex;     /* NULL: CACHEKIT_MASTER_KEY */
+    const char *previous_keys_hex;  /* NULL: CACHEKIT_PREVIOUS_MASTER_KEYS */
+    const char *tenant;             /* NULL: "default" */
+    const char *key_prefix;         /* L2 storage prefix, e.g. "t:default:"; not bound in the AAD */
+    double default_ttl_seconds;     /* 0: no expiry */
+    int l1;                         /* default on */
+    uint64_t l1_max_bytes;          /* 0: CACHEKIT_L1_MAX_SIZE_MB or 100 MiB */
+    uint32_t l1_sweep_interval_ms;  /* 0: CACHEKIT_L1_CLEANUP_INTERVAL_SECONDS or 30 s */
+    int swr;                        /* stale-while-revalidate on L1 hits: default off */
+    double swr_threshold_ratio;     /* 0: 0.5; a hit older than ttl x ratio (+-10 %) is stale */
+    int fail_closed;                /* on: backend errors and refused entries are errors */
+    uint64_t max_value_bytes;       /* 0: CACHEKIT_MAX_VALUE_SIZE or 100 MiB */
+    uint32_t load_timeout_ms;       /* how long a single-flight waiter waits: 30000 */
+    int cross_process_lock;         /* on: one process computes, through the backend's lock */
+    uint32_t lock_hold_ms;          /* 30000 */
+    uint32_t lock_wait_ms;          /* 5000 */
+    cachekit_backend_options backend_options; /* for a backend opened from a URL */
+} cachekit_cache_options;
+
+/* Fill `opts` with defaults for a caller whose struct has struct_size bytes. */
+CACHEKIT_API int cachekit_cache_options_init(cachekit_cache_options *opts,
+                                             size_t struct_size) CACHEKIT_NOEXCEPT;
+
+/* Create a cache (opts NULL = defaults and environment). Since 0.1. */
+CACHEKIT_API int cachekit_cache_new(cachekit_cache **out,
+                                    const cachekit_cache_options *opts) CACHEKIT_NOEXCEPT;
+
+/* Destroy a cache (NULL accepted). Must not race with other calls on it. */
+CACHEKIT_API void cachekit_cache_free(cachekit_cache *cache) CACHEKIT_NOEXCEPT;
+
+/* Where a value came from (cachekit_lookup.source). */
+#define CACHEKIT_SOURCE_NONE 0
+#define CACHEKIT_SOURCE_L1 1
+#define CACHEKIT_SOURCE_L2 2
+#define CACHEKIT_SOURCE_LOADED 3  /* this caller ran the loader */
+#define CACHEKIT_SOURCE_WAITED 4  /* another caller's load, shared */
+
+/* What a lookup learned. `refresh` = 1 means the value was stale and this
+ * caller (exactly one) should refresh it: compute a new value on its own
+ * runtime and hand it back with cachekit_cache_put_refresh(refresh_claim),
+ * or release the claim with cachekit_cache_abandon_refresh. Since 0.1. */
+typedef struct cachekit_lookup {
+    size_t struct_size;
+    int source;
+    int refresh;
+    uint64_t refresh_claim;
+    double age_seconds;  /* of an L1 hit, else -1 */
+} cachekit_lookup;
+
+#define CACHEKIT_LOOKUP_INIT {sizeof(cachekit_lookup), 0, 0, 0, -1.0}
+
+/* Read a value: CACHEKIT_OK with the payload in `out`, or CACHEKIT_ENOTFOUND.
+ * `info` may be NULL. */
+CACHEKIT_API int cachekit_cache_get(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,
+                                    const char *ns, const void *key, size_t key_len) CACHEKIT_NOEXCEPT;
+
+/* Store a payload (one MessagePack document) in both tiers. ttl_seconds:
+ * CACHEKIT_TTL_DEFAULT, 0 for no expiry, or > 0. CACHEKIT_ETOOBIG (not
+ * stored) past max_value_bytes. */
+CACHEKIT_API int cachekit_cache_put(cachekit_cache *cache, const char *ns, const void *key, size_t key_len,
+                                    const void *value, size_t value_len,
+                                    double ttl_seconds) CACHEKIT_NOEXCEPT;
+
+/* The context a loader fills. */
+typedef struct cachekit_load cachekit_load;
+
+/* A loader computes the value for a missing key on the calling thread. It
+ * sets the value with cachekit_load_set_value and returns 0, or returns
+ * non-zero (optionally after cachekit_load_set_error): every waiter then gets
+ * CACHEKIT_EUSER and nothing is cached. No library lock is held while it runs. */
+typedef int (*cachekit_loader)(cachekit_load *load, void *payload);
+
+CACHEKIT_API int cachekit_load_set_value(cachekit_load *load, const void *value,
+                                         size_t value_len) CACHEKIT_NOEXCEPT;
+/* Override the TTL for this value (CACHEKIT_TTL_DEFAULT, 0 = none, > 0). */
+CACHEKIT_API int cachekit_load_set_ttl(cachekit_load *load, double ttl_seconds) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_load_set_error(cachekit_load *load, const char *message) CACHEKIT_NOEXCEPT;
+
+/* Get, or run `loader` once per key across concurrent callers in this
+ * process (the others wait up to load_timeout_ms and get the same bytes).
+ * A loader that asks for its own key gets CACHEKIT_EDEADLOCK. Values past
+ * max_value_bytes are returned but not stored. Since 0.1. */
+CACHEKIT_API int cachekit_cache_get_or_load(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,
+                                            const char *ns, const void *key, size_t key_len,
+                                            double ttl_seconds, cachekit_loader loader,
+                                            void *payload) CACHEKIT_NOEXCEPT;
+
+/* Land a stale-while-revalidate refresh. CACHEKIT_ENOTFOUND when the claim
+ * lost to an invalidation or a newer write (nothing is stored). */
+CACHEKIT_API int cachekit_cache_put_refresh(cachekit_cache *cache, const char *ns, const void *key,
+                                            size_t key_len, const void *value, size_t value_len,
+                                            double ttl_seconds, uint64_t refresh_claim) CACHEKIT_NOEXCEPT;
+
+/* Give up a refresh claim so a later stale hit may claim it again. */
+CACHEKIT_API int cachekit_cache_abandon_refresh(cachekit_cache *cache, const void *key, size_t key_len,
+                                                uint64_t refresh_claim) CACHEKIT_NOEXCEPT;
+
+/* Invalidate one key, a namespace, or everything, in both tiers. A load or
+ * write that began before the invalidation never stores after it. */
+CACHEKIT_API int cachekit_cache_invalidate(cachekit_cache *cache, const char *ns, const void *key,
+                                           size_t key_len) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_invalidate_namespace(cachekit_cache *cache, const char *ns) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_clear(cachekit_cache *cache) CACHEKIT_NOEXCEPT;
+
+/* Counters of a cache (all namespaces, or one). struct_size first; only the
+ * fields that fit are written. Totals are exact at the moment they are read.
+ * Since 0.1. */
+typedef struct cachekit_cache_stats {
+    size_t struct_size;
+    uint64_t l1_hits, l2_hits, misses, stores, loads, load_errors, waits;
+    uint64_t stale_served, refreshes, dropped_fills, too_large, invalidations;
+    uint64_t backend_errors, timeouts, corrupt, tampered, wrong_key, downgrade, serializer_mismatch;
+    uint64_t l2_latency_count;
+    double l2_latency_sum_ms;
+    uint64_t l1_entries, l1_bytes, l1_evictions, l1_expirations; /* whole cache, even for one namespace */
+    int breaker_state;                                            /* CACHEKIT_BREAKER_* */
+} cachekit_cache_stats;
+
+/* `ns` NULL sums every namespace. */
+CACHEKIT_API int cachekit_cache_stats_get(cachekit_cache *cache, cachekit_cache_stats *out,
+                                          const char *ns) CACHEKIT_NOEXCEPT;
+
+/* The metrics in the Prometheus text format (cache_operations_total,
+ * cache_operation_duration_ms, cache_operation_size_bytes,
+ * circuit_breaker_state, cachekit_cache_errors_total, ...). */
+CACHEKIT_API int cachekit_cache_metrics_text(cachekit_cache *cache, cachekit_buf *out) CACHEKIT_NOEXCEPT;
+
+/* ======================================================================
  * L1: in-process byte cache (sharded, byte budget, LRU, TTL, namespaces)
  * ====================================================================== */
 
@@ -499,9 +815,9 @@ CACHEKIT_API int cachekit_l1_invalidate_namespace(cachekit_l1 *l1, const void *n
 CACHEKIT_API int cachekit_l1_clear(cachekit_l1 *l1) CACHEKIT_NOEXCEPT;
 
 /* Counters of a cache. The caller sets struct_size to
- * sizeof(cachekit_l1_stats); the library fills only the fields that fit.
+ * sizeof(cachekit_l1_counters); the library fills only the fields that fit.
  * Since 0.1. */
-typedef struct cachekit_l1_stats {
+typedef struct cachekit_l1_counters {
     size_t struct_size;
     uint64_t hits;
     uint64_t misses;
@@ -514,12 +830,12 @@ typedef struct cachekit_l1_stats {
     uint64_t entries;            /* entries held now */
     uint64_t bytes;              /* bytes charged now (never above max_bytes) */
     uint64_t max_bytes;          /* the budget */
-} cachekit_l1_stats;
+} cachekit_l1_counters;
 
 /* Fill `out` with the cache's counters. They are exact: every call is counted
  * once. CACHEKIT_EINVAL when out is NULL or out->struct_size is smaller than
  * a size_t. Since 0.1. */
-CACHEKIT_API int cachekit_l1_stats(cachekit_l1 *l1, cachekit_l1_stats *out) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_l1_stats(cachekit_l1 *l1, cachekit_l1_counters *out) CACHEKIT_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,7 @@ const char *status_name(int code) noexcept {
     case CACHEKIT_EINTERNAL: return "Internal";
     case CACHEKIT_EBUSY: return "Busy";
     case CACHEKIT_EDEADLOCK: return "Deadlock";
+    case CACHEKIT_ECIRCUIT_OPEN: return "CircuitOpen";
     default: return "Unknown";
     }
 }

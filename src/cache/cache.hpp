@@ -1,0 +1,123 @@
+// The cache handle: L1 -> L2 -> load, with single-flight loads,
+// stale-while-revalidate, invalidation that a slow writer cannot undo,
+// entry verification (envelope checks, decryption) and per-namespace metrics.
+// Every member function is thread-safe.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+
+#include "cache/invalidation_log.hpp"
+#include "cache/refresh_claims.hpp"
+#include "cache/single_flight.hpp"
+#include "cache/stored_value.hpp"
+#include "codec/keyring.hpp"
+#include "l1/l1_cache.hpp"
+#include "l2/backend.hpp"
+#include "metrics/cache_metrics.hpp"
+#include "util/error.hpp"
+
+namespace cachekit::cache {
+
+struct CacheConfig {
+    ValueFormat value;                           // format, integrity, tenant; value.keyring set from `keyring`
+    std::shared_ptr<crypto::Keyring> keyring;    // null: no encryption
+    std::shared_ptr<l2::Backend> backend;        // null: L1 only
+    std::function<int()> breaker_state;          // for stats; null: closed
+    std::string key_prefix;                      // L2 storage prefix (not in the AAD)
+    l2::Ttl default_ttl;                         // nullopt: no expiry
+    bool l1_enabled = true;
+    l1::Options l1;
+    bool swr = false;
+    double swr_ratio = 0.5;
+    bool fail_closed = false;                    // backend errors are returned instead of degrading
+    bool verify_fail_closed = false;             // entries that fail their checks are errors, not misses
+    uint64_t max_value_bytes = 100ULL << 20;
+    std::chrono::milliseconds load_timeout{30000};
+    std::chrono::milliseconds l2_timeout{5000};
+    bool cross_process_lock = false;
+    std::chrono::milliseconds lock_hold{30000};
+    std::chrono::milliseconds lock_wait{5000};
+};
+
+enum class Source { None, L1, L2, Loaded, Waited };
+
+struct Lookup {
+    Source source = Source::None;
+    bool refresh = false;         // this caller owns a stale-while-revalidate refresh
+    uint64_t refresh_claim = 0;   // pass back with the refreshed value
+    double age_seconds = -1;      // of an L1 hit
+};
+
+// What a loader produces; the C API wraps this in cachekit_load.
+struct LoadResult {
+    bool has_value = false;
+    std::string value;
+    std::optional<l2::Ttl> ttl;   // per-value TTL override
+    std::string error;
+};
+using Loader = std::function<int(LoadResult &)>;
+
+class Cache {
+public:
+    explicit Cache(CacheConfig config);
+    ~Cache();
+
+    // CACHEKIT_OK with the payload in `out`, or CACHEKIT_ENOTFOUND.
+    int get(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info);
+    // Store a payload; ttl nullopt = the cache's default.
+    int put(std::string_view ns, std::string_view key, std::string_view payload, std::optional<l2::Ttl> ttl);
+    // get, else run the loader once across concurrent callers and store its value.
+    int get_or_load(std::string_view ns, std::string_view key, std::optional<l2::Ttl> ttl, const Loader &loader,
+                    cachekit_buf *out, Lookup *info);
+    // Land a stale-while-revalidate refresh; CACHEKIT_ENOTFOUND when it lost
+    // to an invalidation or a newer write.
+    int put_refresh(std::string_view ns, std::string_view key, std::string_view payload, std::optional<l2::Ttl> ttl,
+                    uint64_t claim);
+    void abandon_refresh(std::string_view key, uint64_t claim);
+
+    int invalidate(std::string_view ns, std::string_view key);
+    int invalidate_namespace(std::string_view ns);
+    int clear();
+
+    const CacheConfig &config() const { return config_; }
+    l1::L1Cache *l1() { return l1_.get(); }
+    const metrics::CacheMetrics &metrics() const { return metrics_; }
+    int breaker_state() const { return config_.breaker_state ? config_.breaker_state() : CACHEKIT_BREAKER_CLOSED; }
+
+private:
+    enum class StoreOutcome { Stored, Dropped, TooLarge };
+    StoreOutcome store(std::string_view ns, std::string_view key, std::string_view payload,
+                       std::optional<l2::Ttl> ttl, InvalidationLog::Ticket ticket, uint64_t claim);
+    bool read_l1(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info,
+                 metrics::NamespaceMetrics &m);
+    bool read_l2(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info,
+                 metrics::NamespaceMetrics &m);
+    bool refused(Verdict v, std::string_view ns, std::string_view key, const std::string &why,
+                 metrics::NamespaceMetrics &m);
+    void backend_failed(const Error &e, metrics::NamespaceMetrics &m);
+    std::string storage_key(std::string_view key) const;
+    std::string namespace_prefix(std::string_view ns) const;
+    l2::Deadline deadline() const { return l2::Deadline::after(config_.l2_timeout); }
+    std::mutex &stripe(uint64_t key_hash) { return stripes_[key_hash % stripes_.size()]; }
+    int load_as_leader(std::string_view ns, std::string_view key, std::optional<l2::Ttl> ttl, const Loader &loader,
+                       cachekit_buf *out, Lookup *info, metrics::NamespaceMetrics &m, SingleFlight::Outcome &outcome);
+
+    CacheConfig config_;
+    std::unique_ptr<l1::L1Cache> l1_;
+    metrics::CacheMetrics metrics_;
+    InvalidationLog log_;
+    RefreshClaims claims_;
+    SingleFlight flights_;
+    std::shared_mutex writers_;                // shared: key writes; exclusive: namespace/all invalidation
+    std::array<std::mutex, 256> stripes_;      // serialise check-and-store against invalidation per key
+};
+
+}  // namespace cachekit::cache

@@ -1,0 +1,151 @@
+#include "cache/cache_config.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <cstdlib>
+#include <cctype>
+#include <cstring>
+
+#include "util/error.hpp"
+
+namespace cachekit::cache {
+namespace {
+
+using std::chrono::milliseconds;
+
+const char *env(const char *name) {
+    const char *v = std::getenv(name);
+    return v && *v ? v : nullptr;
+}
+
+bool switch_on(int value, bool fallback) {
+    if (value == CACHEKIT_ON) return true;
+    if (value == CACHEKIT_OFF) return false;
+    if (value != CACHEKIT_DEFAULT) fail(CACHEKIT_EINVAL, "a switch option is CACHEKIT_DEFAULT, CACHEKIT_ON or CACHEKIT_OFF");
+    return fallback;
+}
+
+bool env_true(const char *name) {
+    const char *v = env(name);
+    if (!v) return false;
+    std::string s(v);
+    for (char &c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s == "1" || s == "true" || s == "yes" || s == "on";
+}
+
+uint64_t env_number(const char *name, uint64_t fallback, uint64_t scale) {
+    const char *v = env(name);
+    if (!v) return fallback;
+    char *end = nullptr;
+    double d = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !std::isfinite(d) || d <= 0)
+        fail(CACHEKIT_EINVAL, std::string(name) + " must be a positive number, got \"" + v + "\"");
+    return uint64_t(d * double(scale));
+}
+
+l2::Ttl ttl_of(double seconds, const char *what) {
+    if (!std::isfinite(seconds) || seconds < 0) fail(CACHEKIT_EINVAL, std::string(what) + " must be finite and >= 0");
+    if (seconds == 0) return std::nullopt;
+    double ms = std::ceil(seconds * 1000.0);
+    return milliseconds(int64_t(ms < 1 ? 1 : ms));
+}
+
+}  // namespace
+
+cachekit_cache_options default_cache_options() {
+    cachekit_cache_options o;
+    std::memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.backend_options.struct_size = sizeof o.backend_options;
+    return o;
+}
+
+cachekit_cache_options read_cache_options(const cachekit_cache_options *opts) {
+    cachekit_cache_options o = default_cache_options();
+    if (!opts) return o;
+    if (opts->struct_size < sizeof(size_t)) fail(CACHEKIT_EINVAL, "opts->struct_size is too small");
+    // Copy what the caller's (possibly older, smaller) struct holds.
+    std::memcpy(&o, opts, std::min(opts->struct_size, sizeof o));
+    o.struct_size = sizeof o;
+    return o;
+}
+
+CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBackend &borrowed,
+                           const std::function<l2::OpenOptions(const cachekit_backend_options &)> &open_options) {
+    CacheConfig c;
+    if (o.format != CACHEKIT_FORMAT_AUTO && o.format != CACHEKIT_FORMAT_INTEROP)
+        fail(CACHEKIT_EINVAL, "format is CACHEKIT_FORMAT_AUTO or CACHEKIT_FORMAT_INTEROP");
+    c.value.format = o.format == CACHEKIT_FORMAT_INTEROP ? Format::Interop : Format::Auto;
+    c.value.integrity = switch_on(o.integrity, true);
+    if (c.value.format == Format::Interop && o.integrity == CACHEKIT_ON)
+        fail(CACHEKIT_EINVAL, "interop mode stores plain MessagePack: integrity (the envelope) is an auto-mode option");
+    c.value.tenant = o.tenant ? o.tenant : "default";
+    if (c.value.tenant.empty() || c.value.tenant.size() > 1024) fail(CACHEKIT_EINVAL, "a tenant id holds 1..1024 bytes");
+
+    // Encryption: on only when asked; the environment only supplies keys.
+    if (switch_on(o.encryption, false)) {
+        const char *master = o.master_key_hex ? o.master_key_hex : env("CACHEKIT_MASTER_KEY");
+        if (!master) fail(CACHEKIT_EINVAL, "encryption is on but there is no master key (master_key_hex or CACHEKIT_MASTER_KEY)");
+        const char *previous = o.previous_keys_hex ? o.previous_keys_hex : env("CACHEKIT_PREVIOUS_MASTER_KEYS");
+        c.keyring = crypto::Keyring::from_hex(master, previous ? previous : "");
+        if (!crypto::aes_gcm_available())
+            fail(CACHEKIT_ECRYPTO_UNAVAILABLE, "encryption needs AES-NI and PCLMUL, which this CPU lacks");
+    }
+
+    c.key_prefix = o.key_prefix ? o.key_prefix : "";
+    c.default_ttl = ttl_of(o.default_ttl_seconds, "default_ttl_seconds");
+
+    c.l1_enabled = switch_on(o.l1, true);
+    c.l1.max_bytes = o.l1_max_bytes ? o.l1_max_bytes : env_number("CACHEKIT_L1_MAX_SIZE_MB", 100ULL << 20, 1ULL << 20);
+    c.l1.sweep_interval_ms =
+        o.l1_sweep_interval_ms ? o.l1_sweep_interval_ms : env_number("CACHEKIT_L1_CLEANUP_INTERVAL_SECONDS", 30000, 1000);
+
+    c.swr = switch_on(o.swr, false);
+    c.swr_ratio = o.swr_threshold_ratio == 0 ? 0.5 : o.swr_threshold_ratio;
+    if (!(c.swr_ratio > 0 && c.swr_ratio <= 1)) fail(CACHEKIT_EINVAL, "swr_threshold_ratio must be in (0, 1]");
+
+    c.fail_closed = switch_on(o.fail_closed, false);
+    c.verify_fail_closed = o.fail_closed == CACHEKIT_DEFAULT ? (c.keyring && env_true("CACHEKIT_ENCRYPTION_FAIL_CLOSED"))
+                                                             : c.fail_closed;
+    c.max_value_bytes = o.max_value_bytes ? o.max_value_bytes : env_number("CACHEKIT_MAX_VALUE_SIZE", 100ULL << 20, 1);
+    c.load_timeout = milliseconds(o.load_timeout_ms ? o.load_timeout_ms : 30000);
+    c.cross_process_lock = switch_on(o.cross_process_lock, false);
+    c.lock_hold = milliseconds(o.lock_hold_ms ? o.lock_hold_ms : 30000);
+    c.lock_wait = milliseconds(o.lock_wait_ms ? o.lock_wait_ms : 5000);
+
+    // The backend: a borrowed handle, an explicit URL, or the environment
+    // (one selector only), else the embedded default (files under $TMPDIR).
+    if (borrowed.backend) {
+        l2::ResilientBackend *b = borrowed.backend;
+        c.backend = std::shared_ptr<l2::Backend>(b, [](l2::Backend *) {});
+        c.breaker_state = [b] { return int(b->breaker_state()); };
+        c.l2_timeout = b->config().command_timeout;
+        return c;
+    }
+    std::string url;
+    if (o.backend_url) {
+        url = o.backend_url;
+    } else {
+        const char *redis = env("CACHEKIT_REDIS_URL");
+        const char *dir = env("CACHEKIT_FILE_CACHE_DIR");
+        if (redis && dir)
+            fail(CACHEKIT_EINVAL, "both CACHEKIT_REDIS_URL and CACHEKIT_FILE_CACHE_DIR are set: choose one L2 backend");
+        if (redis) url = redis;
+        else if (dir) url = std::string("file://") + dir;
+        else if (const char *plain = env("REDIS_URL")) url = plain;
+        else url = std::string("file://") + (env("TMPDIR") ? env("TMPDIR") : "/tmp") + "/cachekit";
+    }
+    if (url == "none") return c;
+    cachekit_backend_options bo = o.backend_options;
+    if (bo.struct_size == 0) bo.struct_size = sizeof bo;
+    l2::OpenOptions oo = open_options(bo);
+    oo.resilience.fail_open = false;  // the cache applies its own policy and counts by namespace
+    std::shared_ptr<l2::ResilientBackend> owned = l2::open_backend(url, oo);
+    l2::ResilientBackend *raw = owned.get();
+    c.backend = owned;
+    c.breaker_state = [raw] { return int(raw->breaker_state()); };
+    c.l2_timeout = oo.resilience.command_timeout;
+    return c;
+}
+
+}  // namespace cachekit::cache

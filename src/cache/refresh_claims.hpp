@@ -1,0 +1,38 @@
+// Stale-while-revalidate bookkeeping: exactly one caller claims the refresh
+// of a stale key (no herd); the refresh lands only if its claim is still the
+// key's current one (a newer write or an invalidation cancels it). Claims
+// lapse after `lease` so a refresh that never reports back is retried.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace cachekit::cache {
+
+class RefreshClaims {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    // A claim id (> 0) when this caller should refresh, 0 when another holds it.
+    uint64_t claim(std::string_view key, std::chrono::milliseconds lease);
+    // True if `claim` is still current; it is consumed either way.
+    bool settle(std::string_view key, uint64_t claim);
+    // A write or invalidation of `key` cancels any claim on it.
+    void cancel(std::string_view key);
+    void cancel_all();
+
+private:
+    struct Claim {
+        uint64_t id;
+        Clock::time_point expires;
+    };
+    std::mutex mutex_;
+    std::unordered_map<std::string, Claim> claims_;
+    uint64_t next_id_ = 1;
+};
+
+}  // namespace cachekit::cache

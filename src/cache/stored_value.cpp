@@ -1,0 +1,197 @@
+#include "cache/stored_value.hpp"
+
+#include <optional>
+
+#include "codec/ck_frame.hpp"
+#include "codec/envelope.hpp"
+#include "codec/hashing.hpp"
+#include "codec/msgpack_bounds.hpp"
+#include "util/buffer.hpp"
+#include "util/error.hpp"
+
+namespace cachekit::cache {
+namespace {
+
+constexpr std::string_view kFormat = "msgpack";
+
+json::Value text_value(std::string_view s) {
+    json::Value v;
+    v.type = json::Value::Type::String;
+    v.text = std::string(s);
+    return v;
+}
+
+json::Value bool_value(bool b) {
+    json::Value v;
+    v.type = json::Value::Type::Bool;
+    v.boolean = b;
+    return v;
+}
+
+// The metadata the reference SDK writes, in its key order.
+json::Value frame_metadata(bool compressed, const crypto::Fingerprint *fp, std::string_view tenant) {
+    json::Value m;
+    m.type = json::Value::Type::Object;
+    m.members.push_back({"format", text_value(kFormat)});
+    m.members.push_back({"encoding", text_value("utf-8")});
+    m.members.push_back({"compressed", bool_value(compressed)});
+    m.members.push_back({"original_type", text_value(kFormat)});
+    if (fp) {
+        m.members.push_back({"encrypted", bool_value(true)});
+        m.members.push_back({"tenant_id", text_value(tenant)});
+        m.members.push_back({"encryption_algorithm", text_value("AES-256-GCM")});
+        m.members.push_back({"key_fingerprint", text_value(to_hex(fp->data(), fp->size()))});
+    }
+    return m;
+}
+
+bool is_standard_serializer(std::string_view s) { return s == "default" || s == "std" || s == "standard"; }
+
+bool meta_bool(const json::Value &m, std::string_view key) {
+    const json::Value *v = m.find(key);
+    return v && v->type == json::Value::Type::Bool && v->boolean;
+}
+
+// The bounded check every payload passes before a wrapper decodes it.
+Verdict check_payload(const cachekit_buf *payload, std::string *why) {
+    try {
+        msgpack::check_document(reinterpret_cast<const uint8_t *>(payload->ptr), payload->size);
+        return Verdict::Ok;
+    } catch (const Error &e) {
+        *why = std::string("payload is not one bounded MessagePack document: ") + e.what();
+        return Verdict::Corrupt;
+    }
+}
+
+Verdict unwrap_payload(std::string_view inner, bool compressed, cachekit_buf *payload, std::string *why) {
+    if (compressed) {
+        try {
+            envelope::unwrap(reinterpret_cast<const uint8_t *>(inner.data()), inner.size(), payload, nullptr);
+        } catch (const Error &e) {
+            *why = std::string("envelope ") + status_name(e.code()) + ": " + e.what();
+            return Verdict::Corrupt;
+        }
+    } else {
+        buf_assign(payload, inner);
+    }
+    return check_payload(payload, why);
+}
+
+Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_view stored, cachekit_buf *payload,
+                    std::string *why) {
+    const auto *bytes = reinterpret_cast<const uint8_t *>(stored.data());
+    if (!frame::has_magic(bytes, stored.size())) {
+        // Other SDKs' shapes: a bare envelope (TypeScript) or plain MessagePack (Rust).
+        if (fmt.keyring) {
+            *why = "a plaintext entry where this cache requires encryption";
+            return Verdict::Downgrade;
+        }
+        return unwrap_payload(stored, envelope::looks_like_envelope(bytes, stored.size()), payload, why);
+    }
+    frame::Decoded f;
+    try {
+        f = frame::decode(bytes, stored.size());
+    } catch (const Error &e) {
+        *why = e.what();
+        return Verdict::Corrupt;
+    }
+    if (!is_standard_serializer(f.serializer)) {
+        *why = "entry was written by serializer \"" + f.serializer + "\", this cache reads \"default\"";
+        return Verdict::SerializerMismatch;
+    }
+    const bool compressed = meta_bool(f.metadata, "compressed");
+    std::string_view body = stored.substr(f.payload_offset);
+    if (!meta_bool(f.metadata, "encrypted")) {
+        if (fmt.keyring) {
+            *why = "the frame claims plaintext where this cache requires encryption (no downgrade)";
+            return Verdict::Downgrade;
+        }
+        return unwrap_payload(body, compressed, payload, why);
+    }
+    if (!fmt.keyring) {
+        *why = "the entry is encrypted and this cache has no master key";
+        return Verdict::WrongKey;
+    }
+    crypto::Fingerprint fp;
+    const crypto::Fingerprint *fpp = nullptr;
+    std::string fp_bytes;
+    const json::Value *fpv = f.metadata.find("key_fingerprint");
+    if (fpv && fpv->type == json::Value::Type::String && from_hex(fpv->text, fp_bytes) && fp_bytes.size() == fp.size()) {
+        std::copy(fp_bytes.begin(), fp_bytes.end(), fp.begin());
+        fpp = &fp;
+    }
+    std::string aad = crypto::build_aad(fmt.tenant, key, kFormat, compressed, kFormat);
+    Buffer plain;
+    try {
+        fmt.keyring->open(fmt.tenant, fpp, aad.data(), aad.size(), body.data(), body.size(), plain.get());
+    } catch (const Error &e) {
+        *why = e.what();
+        return e.code() == CACHEKIT_EKEYNOTFOUND ? Verdict::WrongKey : Verdict::Tampered;
+    }
+    return unwrap_payload(plain.view(), compressed, payload, why);
+}
+
+Verdict decode_interop(const ValueFormat &fmt, std::string_view key, std::string_view stored, cachekit_buf *payload,
+                       std::string *why) {
+    if (fmt.keyring) {
+        std::string aad = crypto::build_aad(fmt.tenant, key, kFormat, false, std::nullopt);
+        try {
+            fmt.keyring->open(fmt.tenant, nullptr, aad.data(), aad.size(), stored.data(), stored.size(), payload);
+        } catch (const Error &e) {
+            *why = e.what();
+            return Verdict::Tampered;
+        }
+        return check_payload(payload, why);
+    }
+    buf_assign(payload, stored);
+    return check_payload(payload, why);
+}
+
+}  // namespace
+
+const char *verdict_name(Verdict v) {
+    switch (v) {
+    case Verdict::Ok: return "ok";
+    case Verdict::Corrupt: return "corrupt";
+    case Verdict::Tampered: return "tampered";
+    case Verdict::WrongKey: return "wrong_key";
+    case Verdict::Downgrade: return "downgrade";
+    case Verdict::SerializerMismatch: return "serializer_mismatch";
+    }
+    return "unknown";
+}
+
+void encode_stored(const ValueFormat &fmt, std::string_view key, std::string_view payload, cachekit_buf *stored) {
+    if (fmt.format == Format::Interop) {
+        if (fmt.keyring) {
+            std::string aad = crypto::build_aad(fmt.tenant, key, kFormat, false, std::nullopt);
+            fmt.keyring->seal(fmt.tenant, aad.data(), aad.size(), payload.data(), payload.size(), stored);
+        } else {
+            buf_assign(stored, payload);
+        }
+        return;
+    }
+    Buffer inner;
+    std::string_view body = payload;
+    if (fmt.integrity) {
+        envelope::wrap(payload.data(), payload.size(), kFormat, inner.get());
+        body = inner.view();
+    }
+    if (fmt.keyring) {
+        std::string aad = crypto::build_aad(fmt.tenant, key, kFormat, fmt.integrity, kFormat);
+        Buffer sealed;
+        fmt.keyring->seal(fmt.tenant, aad.data(), aad.size(), body.data(), body.size(), sealed.get());
+        crypto::Fingerprint fp = fmt.keyring->current_fingerprint(fmt.tenant);
+        frame::encode("default", frame_metadata(fmt.integrity, &fp, fmt.tenant), sealed.data(), sealed.size(), stored);
+        return;
+    }
+    frame::encode("default", frame_metadata(fmt.integrity, nullptr, fmt.tenant), body.data(), body.size(), stored);
+}
+
+Verdict decode_stored(const ValueFormat &fmt, std::string_view key, std::string_view stored, cachekit_buf *payload,
+                      std::string *why) {
+    return fmt.format == Format::Interop ? decode_interop(fmt, key, stored, payload, why)
+                                         : decode_auto(fmt, key, stored, payload, why);
+}
+
+}  // namespace cachekit::cache

@@ -1,0 +1,38 @@
+// What a cache stores for a value, and how a stored entry is verified:
+// auto mode writes the reference SDK's CK v3 frame (around the ByteStorage
+// envelope, raw MessagePack, or ciphertext); interop mode writes one plain
+// MessagePack document (or ciphertext with the 4-component AAD).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "cachekit/cachekit.h"
+#include "codec/keyring.hpp"
+
+namespace cachekit::cache {
+
+enum class Format { Auto, Interop };
+
+struct ValueFormat {
+    Format format = Format::Auto;
+    bool integrity = true;                     // auto mode: envelope around the MessagePack
+    const crypto::Keyring *keyring = nullptr;  // null: no encryption
+    std::string tenant = "default";
+};
+
+// Why a stored entry was refused.
+enum class Verdict { Ok, Corrupt, Tampered, WrongKey, Downgrade, SerializerMismatch };
+
+const char *verdict_name(Verdict v);
+
+// Encode one MessagePack payload for storage under `cache_key` (the key the
+// AAD binds: without any storage prefix).
+void encode_stored(const ValueFormat &fmt, std::string_view cache_key, std::string_view payload, cachekit_buf *stored);
+
+// Verify a stored entry and write its MessagePack payload to `payload`.
+// Never throws for bad data (only std::bad_alloc); `why` gets a message.
+Verdict decode_stored(const ValueFormat &fmt, std::string_view cache_key, std::string_view stored,
+                      cachekit_buf *payload, std::string *why);
+
+}  // namespace cachekit::cache

@@ -1,0 +1,254 @@
+// extern "C" shims for the cache handle.
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "cache/cache.hpp"
+#include "cache/cache_config.hpp"
+#include "capi/backend_handle.hpp"
+#include "capi/boundary.hpp"
+#include "metrics/prometheus.hpp"
+#include "util/buffer.hpp"
+
+using namespace cachekit;
+using capi::guarded;
+using capi::require;
+
+struct cachekit_cache {
+    std::unique_ptr<cache::Cache> cache;
+};
+
+struct cachekit_load {
+    cache::LoadResult *result;
+};
+
+namespace {
+
+constexpr size_t kMaxKeyBytes = 65536;
+
+cache::Cache &cache_of(cachekit_cache *c) {
+    require(c != nullptr, "cache is NULL");
+    return *c->cache;
+}
+
+std::string_view key_arg(const void *key, size_t len) {
+    require(key != nullptr, "key is NULL");
+    require(len > 0, "key is empty");
+    require(len <= kMaxKeyBytes, "key is longer than 64 KiB");
+    return {static_cast<const char *>(key), len};
+}
+
+std::string_view ns_arg(const char *ns) { return ns ? std::string_view(ns) : std::string_view(); }
+
+std::string_view value_arg(const void *value, size_t len) {
+    require(value != nullptr || len == 0, "value is NULL with a non-zero length");
+    require(len > 0, "value is empty: a value is one MessagePack document");
+    return {static_cast<const char *>(value), len};
+}
+
+// CACHEKIT_TTL_DEFAULT -> the cache's default; 0 -> no expiry; > 0 -> seconds.
+std::optional<l2::Ttl> call_ttl(double ttl_seconds) {
+    if (ttl_seconds == CACHEKIT_TTL_DEFAULT) return std::nullopt;
+    return capi::ttl_arg(ttl_seconds);
+}
+
+void check_lookup(const cachekit_lookup *info) {
+    require(info == nullptr || info->struct_size >= sizeof(cachekit_lookup),
+            "info->struct_size is too small (initialise it with CACHEKIT_LOOKUP_INIT)");
+}
+
+void fill_lookup(cachekit_lookup *out, const cache::Lookup &in) {
+    if (!out) return;
+    out->source = int(in.source);
+    out->refresh = in.refresh ? 1 : 0;
+    out->refresh_claim = in.refresh_claim;
+    out->age_seconds = in.age_seconds;
+}
+
+}  // namespace
+
+extern "C" {
+
+CACHEKIT_API int cachekit_cache_options_init(cachekit_cache_options *opts, size_t struct_size) noexcept {
+    return guarded([&] {
+        require(opts != nullptr, "opts is NULL");
+        require(struct_size >= sizeof(size_t), "struct_size is too small");
+        cachekit_cache_options d = cache::default_cache_options();
+        std::memcpy(opts, &d, std::min(struct_size, sizeof d));
+        opts->struct_size = struct_size;
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_cache_new(cachekit_cache **out, const cachekit_cache_options *opts) noexcept {
+    return guarded([&] {
+        require(out != nullptr, "out is NULL");
+        *out = nullptr;
+        cachekit_cache_options o = cache::read_cache_options(opts);
+        cache::BorrowedBackend borrowed;
+        if (o.backend) borrowed.backend = o.backend->backend.get();
+        auto config = cache::resolve_config(o, borrowed, [](const cachekit_backend_options &bo) {
+            return capi::to_open_options(capi::read_backend_options(&bo));
+        });
+        auto handle = std::make_unique<cachekit_cache>();
+        handle->cache = std::make_unique<cache::Cache>(std::move(config));
+        *out = handle.release();
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API void cachekit_cache_free(cachekit_cache *c) noexcept { delete c; }
+
+CACHEKIT_API int cachekit_cache_get(cachekit_cache *c, cachekit_buf *out, cachekit_lookup *info, const char *ns,
+                                    const void *key, size_t key_len) noexcept {
+    return guarded([&] {
+        require(out != nullptr, "out is NULL");
+        check_lookup(info);
+        cache::Lookup lookup;
+        int rc = cache_of(c).get(ns_arg(ns), key_arg(key, key_len), out, info ? &lookup : nullptr);
+        fill_lookup(info, lookup);
+        return rc;
+    });
+}
+
+CACHEKIT_API int cachekit_cache_put(cachekit_cache *c, const char *ns, const void *key, size_t key_len,
+                                    const void *value, size_t value_len, double ttl_seconds) noexcept {
+    return guarded([&] {
+        return cache_of(c).put(ns_arg(ns), key_arg(key, key_len), value_arg(value, value_len), call_ttl(ttl_seconds));
+    });
+}
+
+CACHEKIT_API int cachekit_load_set_value(cachekit_load *load, const void *value, size_t value_len) noexcept {
+    return guarded([&] {
+        require(load != nullptr && load->result != nullptr, "load is NULL or no longer running");
+        load->result->value.assign(value_arg(value, value_len));
+        load->result->has_value = true;
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_load_set_ttl(cachekit_load *load, double ttl_seconds) noexcept {
+    return guarded([&] {
+        require(load != nullptr && load->result != nullptr, "load is NULL or no longer running");
+        load->result->ttl = call_ttl(ttl_seconds);
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_load_set_error(cachekit_load *load, const char *message) noexcept {
+    return guarded([&] {
+        require(load != nullptr && load->result != nullptr, "load is NULL or no longer running");
+        load->result->error = message ? message : "";
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_cache_get_or_load(cachekit_cache *c, cachekit_buf *out, cachekit_lookup *info,
+                                            const char *ns, const void *key, size_t key_len, double ttl_seconds,
+                                            cachekit_loader loader, void *payload) noexcept {
+    return guarded([&] {
+        require(out != nullptr, "out is NULL");
+        require(loader != nullptr, "loader is NULL");
+        check_lookup(info);
+        cache::Lookup lookup;
+        cache::Loader run = [&](cache::LoadResult &result) {
+            cachekit_load ctx{&result};
+            int rc = loader(&ctx, payload);
+            ctx.result = nullptr;
+            return rc;
+        };
+        int rc = cache_of(c).get_or_load(ns_arg(ns), key_arg(key, key_len), call_ttl(ttl_seconds), run, out,
+                                         info ? &lookup : nullptr);
+        fill_lookup(info, lookup);
+        return rc;
+    });
+}
+
+CACHEKIT_API int cachekit_cache_put_refresh(cachekit_cache *c, const char *ns, const void *key, size_t key_len,
+                                            const void *value, size_t value_len, double ttl_seconds,
+                                            uint64_t refresh_claim) noexcept {
+    return guarded([&] {
+        return cache_of(c).put_refresh(ns_arg(ns), key_arg(key, key_len), value_arg(value, value_len),
+                                       call_ttl(ttl_seconds), refresh_claim);
+    });
+}
+
+CACHEKIT_API int cachekit_cache_abandon_refresh(cachekit_cache *c, const void *key, size_t key_len,
+                                                uint64_t refresh_claim) noexcept {
+    return guarded([&] {
+        cache_of(c).abandon_refresh(key_arg(key, key_len), refresh_claim);
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_cache_invalidate(cachekit_cache *c, const char *ns, const void *key, size_t key_len) noexcept {
+    return guarded([&] { return cache_of(c).invalidate(ns_arg(ns), key_arg(key, key_len)); });
+}
+
+CACHEKIT_API int cachekit_cache_invalidate_namespace(cachekit_cache *c, const char *ns) noexcept {
+    return guarded([&] { return cache_of(c).invalidate_namespace(ns_arg(ns)); });
+}
+
+CACHEKIT_API int cachekit_cache_clear(cachekit_cache *c) noexcept {
+    return guarded([&] { return cache_of(c).clear(); });
+}
+
+CACHEKIT_API int cachekit_cache_stats_get(cachekit_cache *c, cachekit_cache_stats *out, const char *ns) noexcept {
+    return guarded([&] {
+        require(out != nullptr, "out is NULL");
+        require(out->struct_size >= sizeof(size_t), "out->struct_size is too small");
+        cache::Cache &cc = cache_of(c);
+        cachekit_cache_stats s;
+        std::memset(&s, 0, sizeof s);
+        for (const metrics::NamespaceMetrics *m : cc.metrics().all()) {
+            if (ns && m->ns != ns) continue;
+            s.l1_hits += m->l1_hits.total();
+            s.l2_hits += m->l2_hits.total();
+            s.misses += m->misses.total();
+            s.stores += m->stores.total();
+            s.loads += m->loads.total();
+            s.load_errors += m->load_errors.total();
+            s.waits += m->waits.total();
+            s.stale_served += m->stale_served.total();
+            s.refreshes += m->refreshes.total();
+            s.dropped_fills += m->dropped_fills.total();
+            s.too_large += m->too_large.total();
+            s.invalidations += m->invalidations.total();
+            s.backend_errors += m->backend_errors.total();
+            s.timeouts += m->timeouts.total();
+            s.corrupt += m->corrupt.total();
+            s.tampered += m->tampered.total();
+            s.wrong_key += m->wrong_key.total();
+            s.downgrade += m->downgrade.total();
+            s.serializer_mismatch += m->serializer_mismatch.total();
+            s.l2_latency_count += m->l2_latency_ms.count();
+            s.l2_latency_sum_ms += m->l2_latency_ms.sum();
+        }
+        if (l1::L1Cache *l1 = cc.l1()) {
+            l1::Stats ls = l1->stats();
+            s.l1_entries = ls.entries;
+            s.l1_bytes = ls.bytes;
+            s.l1_evictions = ls.evictions;
+            s.l1_expirations = ls.expirations;
+        }
+        s.breaker_state = cc.breaker_state();
+        const size_t n = std::min(out->struct_size, sizeof s);
+        s.struct_size = out->struct_size;
+        std::memcpy(out, &s, n);
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_cache_metrics_text(cachekit_cache *c, cachekit_buf *out) noexcept {
+    return guarded([&] {
+        require(out != nullptr, "out is NULL");
+        cache::Cache &cc = cache_of(c);
+        metrics::ExpositionContext ctx;
+        ctx.breaker_state = cc.breaker_state();
+        ctx.has_backend = cc.config().backend != nullptr;
+        buf_assign(out, metrics::prometheus_text(cc.metrics(), ctx));
+        return CACHEKIT_OK;
+    });
+}
+
+}  // extern "C"

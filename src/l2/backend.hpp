@@ -1,0 +1,88 @@
+// The one small interface every L2 backend implements (Redis, file, memory).
+// Calls throw cachekit::Error: CACHEKIT_EBACKEND for a backend failure,
+// CACHEKIT_ETIMEOUT when the deadline passes, CACHEKIT_EINVAL for bad input.
+// The resilience wrapper (breaker, backpressure, degradation) is layered on
+// top (resilient_backend.hpp), so backends stay plain.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cachekit/cachekit.h"
+
+namespace cachekit::l2 {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// When a call must be finished by.
+struct Deadline {
+    SteadyClock::time_point at;
+
+    static Deadline after(std::chrono::milliseconds budget) { return {SteadyClock::now() + budget}; }
+    bool passed() const { return SteadyClock::now() >= at; }
+    std::chrono::milliseconds remaining() const {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at - SteadyClock::now());
+        return left.count() > 0 ? left : std::chrono::milliseconds(0);
+    }
+};
+
+// A time to live: nullopt means no expiry.
+using Ttl = std::optional<std::chrono::milliseconds>;
+
+struct KeyValue {
+    std::string_view key;
+    std::string_view value;
+};
+
+struct Health {
+    bool ok = false;
+    double latency_ms = 0;
+    std::string detail;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+
+    virtual const char *kind() const noexcept = 0;
+
+    // Copy the value into `out`; false when the key does not exist.
+    virtual bool get(std::string_view key, cachekit_buf *out, Deadline deadline) = 0;
+    virtual void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) = 0;
+    // True when the key existed.
+    virtual bool del(std::string_view key, Deadline deadline) = 0;
+    virtual bool exists(std::string_view key, Deadline deadline) = 0;
+    // Remaining TTL: nullopt = key missing; Ttl{nullopt} = no expiry.
+    virtual std::optional<Ttl> ttl(std::string_view key, Deadline deadline) = 0;
+
+    // found[i] says whether outs[i] holds keys[i]'s value. One round trip where the backend allows.
+    virtual void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
+                          Deadline deadline) = 0;
+    virtual void set_many(const std::vector<KeyValue> &entries, Ttl ttl, Deadline deadline) = 0;
+
+    // Delete every key starting with prefix ("" = all); returns the count.
+    virtual uint64_t clear(std::string_view prefix, Deadline deadline) = 0;
+
+    // A lock held for `hold`: the owner's token, or nullopt when someone else holds it.
+    virtual std::optional<std::string> lock(std::string_view name, std::chrono::milliseconds hold, Deadline deadline) = 0;
+    // True when `token` still owned the lock and it is now released.
+    virtual bool unlock(std::string_view name, std::string_view token, Deadline deadline) = 0;
+
+    virtual Health health(Deadline deadline) = 0;
+
+    // get plus the entry's remaining TTL (nullopt inside = no expiry). The
+    // default asks twice; a backend that can answer in one round trip overrides it.
+    virtual bool get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) {
+        if (!get(key, out, deadline)) return false;
+        std::optional<Ttl> t = ttl(key, deadline);
+        // Gone between the two calls: give the value no L1 lifetime at all.
+        *remaining = t ? *t : Ttl{std::chrono::milliseconds(0)};
+        return true;
+    }
+};
+
+}  // namespace cachekit::l2

@@ -1,0 +1,25 @@
+// The file backend: one file per key in a directory shared by the processes
+// of one machine, byte-compatible with the reference Python SDK's FileBackend
+// (14-byte header "CK" 01 reserved flags u16be expiry u64be, then the payload;
+// file name = hex BLAKE2b-128 of the key).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "l2/backend.hpp"
+
+namespace cachekit::l2 {
+
+struct FileConfig {
+    std::string directory;               // created 0700 when missing
+    uint64_t max_bytes = 1ULL << 30;     // evict (oldest first) past 90 % down to 70 %
+    uint64_t max_entries = 10000;
+    uint64_t max_value_bytes = 100ULL << 20;
+    std::chrono::milliseconds lock_timeout{5000};
+};
+
+std::unique_ptr<Backend> open_file(const FileConfig &config);
+
+}  // namespace cachekit::l2

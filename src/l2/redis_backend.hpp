@@ -1,0 +1,38 @@
+// The Redis backend on hiredis 0.14 (no TLS, RESP2).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "l2/backend.hpp"
+
+namespace cachekit::l2 {
+
+struct RedisConfig {
+    // Where: a TCP host/port or a unix socket path.
+    std::string host = "127.0.0.1";
+    int port = 6379;
+    std::string unix_path;  // non-empty: connect over this unix socket
+    std::string username;   // AUTH username password (Redis 6 ACL) when both set
+    std::string password;   // AUTH password when set
+    int db = 0;             // SELECT when non-zero
+    unsigned pool_size = 10;
+    std::chrono::milliseconds connect_timeout{5000};
+    std::chrono::milliseconds command_timeout{5000};
+    // After a failed connect (or AUTH/SELECT), further connects wait this
+    // long, doubling per failure up to reconnect_backoff_max; calls in the
+    // window fail fast with CACHEKIT_EBACKEND. A successful connect resets it.
+    std::chrono::milliseconds reconnect_backoff_min{50};
+    std::chrono::milliseconds reconnect_backoff_max{2000};
+};
+
+// Parse redis://[user:password@]host[:port][/db] or unix:///path[?db=N]
+// (percent-decoding user and password). rediss:// and anything malformed
+// throw CACHEKIT_EINVAL with a clear message.
+RedisConfig parse_redis_url(std::string_view url);
+
+std::unique_ptr<Backend> open_redis(const RedisConfig &config);
+
+}  // namespace cachekit::l2

@@ -1,0 +1,41 @@
+// The metrics of one cache, per namespace: recorded without a shared lock on
+// the hot path (striped counters, a per-thread lookup cache), read exactly.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "metrics/histogram.hpp"
+#include "metrics/striped_counter.hpp"
+
+namespace cachekit::metrics {
+
+struct NamespaceMetrics {
+    explicit NamespaceMetrics(std::string name) : ns(std::move(name)) {}
+    const std::string ns;
+    StripedCounter l1_hits, l2_hits, misses, stores, loads, load_errors, waits;
+    StripedCounter stale_served, refreshes, dropped_fills, too_large, invalidations;
+    StripedCounter backend_errors, timeouts, corrupt, tampered, wrong_key, downgrade, serializer_mismatch;
+    Histogram<kLatencyBucketsMs.size()> l2_latency_ms{kLatencyBucketsMs};
+    Histogram<kSizeBucketsBytes.size()> stored_bytes{kSizeBucketsBytes};
+};
+
+class CacheMetrics {
+public:
+    CacheMetrics();
+    NamespaceMetrics &of(std::string_view ns);
+    // A stable snapshot of the namespaces (the objects live as long as this).
+    std::vector<const NamespaceMetrics *> all() const;
+
+private:
+    const uint64_t id_;  // tells this cache's entries apart in the per-thread lookup cache
+    mutable std::shared_mutex mutex_;
+    std::unordered_map<std::string, std::unique_ptr<NamespaceMetrics>> by_ns_;
+};
+
+}  // namespace cachekit::metrics
