@@ -18,7 +18,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 void print_inspect_usage(FILE *out) {
-    std::fputs("usage: cachekit inspect (--hex HEX | --file PATH | -) [--json]\n"
+    std::fputs("usage: cachekit inspect (--hex HEX | --file PATH | - | KEY --backend URL) [--json]\n"
                "                        [--master-key HEX] [--previous-keys HEX,HEX]\n"
                "                        [--tenant T] [--cache-key KEY]\n"
                "\n"
@@ -29,6 +29,9 @@ void print_inspect_usage(FILE *out) {
                "  --hex HEX            the value as hex\n"
                "  --file PATH          the value as raw bytes in a file\n"
                "  -                    the value as raw bytes on standard input\n"
+               "  KEY --backend URL    the value stored under KEY in a backend (redis://...,\n"
+               "                       unix://..., file:///dir, memory://), with its TTL;\n"
+               "                       KEY is also the cache key unless --cache-key is given\n"
                "  --json               print the report as one JSON object\n"
                "  --master-key HEX     open encrypted values (default: $CACHEKIT_MASTER_KEY)\n"
                "  --previous-keys L    comma-separated previous master keys\n"
@@ -43,13 +46,15 @@ void print_inspect_usage(FILE *out) {
 }
 
 struct Options {
-    enum class Source { None, Hex, File, Stdin } source = Source::None;
+    enum class Source { None, Hex, File, Stdin, Backend } source = Source::None;
     std::string source_arg;
     bool json = false;
     std::optional<std::string> master_key;
     std::optional<std::string> previous_keys;
     std::optional<std::string> tenant;
     std::optional<std::string> cache_key;
+    std::optional<std::string> backend_url;
+    std::optional<std::string> backend_key;
 };
 
 int usage_error(const std::string &message) {
@@ -149,6 +154,12 @@ int inspect(int argc, char **argv) {
             if (!v) return usage_error(arg + " needs a value");
             if (!set_source(arg == "--hex" ? Options::Source::Hex : Options::Source::File, *v))
                 return usage_error("give one input: --hex, --file or -");
+        } else if (arg == "--backend") {
+            std::optional<std::string> v = value();
+            if (!v) return usage_error("--backend needs a URL");
+            opt.backend_url = v;
+        } else if (!inline_value && !arg.empty() && arg[0] != '-' && !opt.backend_key) {
+            opt.backend_key = arg;
         } else if (arg == "--master-key" || arg == "--previous-keys" || arg == "--tenant" || arg == "--cache-key") {
             std::optional<std::string> v = value();
             if (!v) return usage_error(arg + " needs a value");
@@ -160,7 +171,14 @@ int inspect(int argc, char **argv) {
             return usage_error("unexpected argument '" + std::string(argv[i]) + "'");
         }
     }
-    if (opt.source == Options::Source::None) return usage_error("give one input: --hex, --file or -");
+    if (opt.backend_key) {
+        if (!set_source(Options::Source::Backend, *opt.backend_key))
+            return usage_error("give one input: --hex, --file, - or KEY --backend URL");
+        if (!opt.cache_key) opt.cache_key = opt.backend_key;
+    } else if (opt.backend_url) {
+        return usage_error("--backend needs a KEY");
+    }
+    if (opt.source == Options::Source::None) return usage_error("give one input: --hex, --file, - or KEY --backend URL");
 
     // Keys: the flags, else the environment (both keys from one place).
     if (!opt.master_key) {
@@ -173,7 +191,11 @@ int inspect(int argc, char **argv) {
     }
 
     std::string data;
+    std::optional<double> ttl_seconds;
     switch (opt.source) {
+    case Options::Source::Backend:
+        if (int rc = fetch_from_backend(opt.backend_url, opt.source_arg, data, ttl_seconds); rc != kExitOk) return rc;
+        break;
     case Options::Source::Hex:
         if (!from_hex(opt.source_arg, data)) return usage_error("--hex: not valid hex");
         break;
@@ -211,11 +233,14 @@ int inspect(int argc, char **argv) {
     std::optional<Json> parsed;
     try {
         parsed = Json::parse(report.view());
+        if (ttl_seconds) (*parsed)["ttl_seconds"] = *ttl_seconds;  // -1: no expiry
     } catch (const std::exception &) {
         parsed.reset();
     }
-    if (opt.json || !parsed) {
-        if (!parsed) std::fputs("cachekit inspect: the report is not valid JSON; printing it as is\n", stderr);
+    if (opt.json && parsed) {
+        std::printf("%s\n", parsed->dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
+    } else if (!parsed) {
+        std::fputs("cachekit inspect: the report is not valid JSON; printing it as is\n", stderr);
         std::printf("%.*s\n", static_cast<int>(report.size()), report.data());
     } else {
         print_summary(*parsed);

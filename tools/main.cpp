@@ -14,13 +14,16 @@ void print_usage(FILE *out) {
                "  codec      JSON-lines codec harness: one request per line on stdin,\n"
                "             one response per line on stdout (the conformance protocol)\n"
                "  inspect    describe a stored value (frame, envelope, MessagePack,\n"
-               "             ciphertext); `cachekit inspect --help` for its options\n"
+               "             ciphertext), given as bytes or as KEY --backend URL;\n"
+               "             `cachekit inspect --help` for its options\n"
+               "  get        print a raw entry of a backend: get KEY --backend URL\n"
+               "  set        write a raw entry: set KEY --hex HEX --backend URL [--ttl S]\n"
+               "  del        delete an entry: del KEY --backend URL\n"
                "\n"
                "options:\n"
                "  --version  print the library version\n"
                "  --help     print this help\n"
                "\n"
-               "`get`, `set` and `del` against a cache backend arrive with the L2 backends.\n"
                "See docs/cli.md.\n",
                out);
 }
@@ -44,6 +47,7 @@ int main(int argc, char **argv) {
     }
     if (command == "codec") return run_codec(argc, argv);
     if (command == "inspect") return run_inspect(argc, argv);
+    if (command == "get" || command == "set" || command == "del") return run_backend_command(argc, argv);
     std::fprintf(stderr, "cachekit: unknown command '%s'\n", argv[1]);
     print_usage(stderr);
     return kExitUsage;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,5 +60,13 @@ int run_codec(int argc, char **argv);
 
 // `cachekit inspect`: describe a stored value (inspect.cpp).
 int run_inspect(int argc, char **argv);
+
+// `cachekit get|set|del KEY --backend URL` (backend_commands.cpp).
+int run_backend_command(int argc, char **argv);
+
+// Read KEY's raw bytes and remaining TTL (seconds, -1 = none) from a backend
+// for `inspect --backend`; prints the error and returns non-zero on failure.
+int fetch_from_backend(const std::optional<std::string> &url, const std::string &key, std::string &data,
+                       std::optional<double> &ttl_seconds);
 
 }  // namespace cachekit_tool
