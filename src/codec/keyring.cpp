@@ -46,7 +46,9 @@ std::unique_ptr<Keyring> Keyring::from_hex(std::string_view current_hex, std::st
 }
 
 const std::vector<Keyring::Derived> &Keyring::derived_for(std::string_view tenant) const {
-    std::string name(tenant.empty() ? kDefaultTenant : tenant);
+    // An empty tenant is an error, never a silent "default" (NULL at the C API means "default").
+    if (tenant.empty() || tenant.size() > 1024) fail(CACHEKIT_EINVAL, "a tenant id holds 1..1024 bytes");
+    std::string name(tenant);
     {
         std::shared_lock lock(mutex_);
         auto it = by_tenant_.find(name);
