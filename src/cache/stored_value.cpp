@@ -112,6 +112,12 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         *why = "the entry is encrypted and this cache has no master key";
         return Verdict::WrongKey;
     }
+    // The header is not authenticated, but a reader only opens what it knows how to.
+    const json::Value *alg = f.metadata.find("encryption_algorithm");
+    if (alg && (alg->type != json::Value::Type::String || alg->text != "AES-256-GCM")) {
+        *why = "the frame names an encryption algorithm other than AES-256-GCM";
+        return Verdict::Corrupt;
+    }
     crypto::Fingerprint fp;
     const crypto::Fingerprint *fpp = nullptr;
     std::string fp_bytes;

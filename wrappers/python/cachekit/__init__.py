@@ -1,0 +1,38 @@
+"""cachekit: the CacheKit @cache decorator on libcachekit (a drop-in for cachekit-py).
+
+    from cachekit import cache
+
+    @cache(ttl=600, namespace="users")
+    def get_user(user_id: int) -> dict: ...
+"""
+from __future__ import annotations
+
+import pkgutil as _pkgutil
+
+# The compiled extension (cachekit/_ffi*.so) may live in another sys.path entry
+# than these sources (build_ext.py --out <dir>): let the package span both.
+__path__ = _pkgutil.extend_path(__path__, __name__)
+
+from cachekit._core import (Backend, BackendError, CacheKitError, ConfigurationError, CoreCache,
+                            DecryptionAuthenticationError, IntegrityError, InteropError)
+from cachekit._codec import (UnsupportedArgument, decode_interop_value, encode_interop_value, interop_key)
+from cachekit._decorator import CacheInfo, cache
+
+__version__ = "0.1.0"
+
+
+def generate_interop_key(namespace: str, operation: str, args: list) -> str:
+    """The interop/v1 key for the flat, already-bound argument list `args`."""
+    return interop_key(namespace, operation, list(args))
+
+
+def library_version() -> str:
+    from cachekit._core import ffi, lib
+    return ffi.string(lib.cachekit_version_string()).decode()
+
+
+__all__ = [
+    "cache", "CacheInfo", "Backend", "CoreCache", "CacheKitError", "ConfigurationError", "BackendError",
+    "IntegrityError", "DecryptionAuthenticationError", "InteropError", "UnsupportedArgument",
+    "generate_interop_key", "encode_interop_value", "decode_interop_value", "library_version",
+]

@@ -1,0 +1,245 @@
+"""Python-side value models: auto-mode argument normalisation, the standard
+serializer's values, and interop-mode conversion to MessagePack with the
+core's input extensions. The bytes-level work (canonical forms, hashing, keys,
+envelopes, frames) is the core's.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import enum
+import uuid
+from decimal import Decimal
+from pathlib import PurePath
+from typing import Any
+
+import msgpack
+
+from cachekit._core import InteropError, lib, key_auto, key_interop, msgpack_canonical
+
+__all__ = [
+    "UnsupportedArgument", "normalize", "pack_auto_args", "auto_key", "encode_value", "decode_value",
+    "to_interop", "pack_interop_args", "interop_key", "encode_interop_value", "decode_interop_value",
+]
+
+_INT_MIN = -(1 << 63)
+_INT_MAX = (1 << 64) - 1
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EXT_SET = lib.CACHEKIT_MSGPACK_EXT_SET
+
+
+class UnsupportedArgument(TypeError):
+    """An argument the auto-mode key cannot represent: the call runs uncached."""
+
+
+# ---------------------------------------------------------------------------
+# Auto mode (the reference SDK's key_generator normalisation)
+# ---------------------------------------------------------------------------
+
+def normalize(v: Any) -> Any:
+    """Normalise one argument as cachekit-py's CacheKeyGenerator does."""
+    t = type(v)
+    if t is str or t is bytes or t is bool or v is None:
+        return v
+    if t is int:
+        if v < _INT_MIN or v > _INT_MAX:
+            raise UnsupportedArgument(f"integer {v} is outside [-2^63, 2^64-1]")
+        return v
+    if t is float:
+        return 0.0 if v == 0.0 else v  # -0.0 -> 0.0
+    if isinstance(v, enum.Enum):
+        return normalize(v.value)
+    if t is list or t is tuple:
+        return [normalize(x) for x in v]
+    if t is dict:
+        try:
+            keys = sorted(v)
+        except TypeError as exc:
+            raise UnsupportedArgument(f"dict keys cannot be sorted: {exc}") from None
+        return {k: normalize(v[k]) for k in keys}
+    if isinstance(v, uuid.UUID):
+        return str(v)
+    if isinstance(v, Decimal):
+        return str(v)
+    if isinstance(v, PurePath):
+        return v.as_posix()
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is None or v.tzinfo.utcoffset(v) is None:
+            raise UnsupportedArgument("naive datetime arguments are not cacheable (give it a tzinfo)")
+        return v.isoformat()
+    if isinstance(v, (_dt.date, _dt.time)):
+        raise UnsupportedArgument(f"{t.__name__} arguments are not cacheable")
+    if isinstance(v, (set, frozenset)):
+        raise UnsupportedArgument("set arguments are not cacheable (order is not stable)")
+    if isinstance(v, (list, tuple)):
+        return [normalize(x) for x in v]
+    if isinstance(v, dict):
+        return normalize(dict(v))
+    if isinstance(v, (int, float, str, bytes)):  # subclasses of the plain types
+        base = int if isinstance(v, int) else float if isinstance(v, float) else str if isinstance(v, str) else bytes
+        return normalize(base(v))
+    raise UnsupportedArgument(f"unsupported argument type {t.__module__}.{t.__qualname__}")
+
+
+def pack_auto_args(args: tuple, kwargs: dict) -> bytes:
+    """msgpack([normalised args, kwargs sorted by name]) with `_bypass_cache` dropped."""
+    a = [normalize(x) for x in args]
+    k = {name: normalize(kwargs[name]) for name in sorted(kwargs) if name != "_bypass_cache"}
+    try:
+        return msgpack.packb([a, k], use_bin_type=True)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise UnsupportedArgument(str(exc)) from None
+
+
+def auto_key(namespace: str | None, module: str, qualname: str, args: tuple, kwargs: dict,
+             integrity: bool = True, serializer: str = "std") -> str:
+    return key_auto(namespace, module, qualname, pack_auto_args(args, kwargs), integrity, serializer)
+
+
+# ---------------------------------------------------------------------------
+# Values: the standard serializer (datetime sentinels, bin, tuples -> lists)
+# ---------------------------------------------------------------------------
+
+def _value_default(o: Any) -> Any:
+    if isinstance(o, _dt.datetime):
+        return {"__datetime__": True, "value": o.isoformat()}
+    if isinstance(o, _dt.date):
+        return {"__date__": True, "value": o.isoformat()}
+    if isinstance(o, _dt.time):
+        return {"__time__": True, "value": o.isoformat()}
+    if isinstance(o, (bytearray, memoryview)):
+        return bytes(o)
+    if isinstance(o, enum.Enum):
+        return o.value
+    raise TypeError(f"cannot serialize {type(o).__module__}.{type(o).__qualname__} with the standard serializer")
+
+
+_packer_local = None
+
+
+def encode_value(v: Any) -> bytes:
+    """The standard serializer's MessagePack payload for a value."""
+    return msgpack.packb(v, use_bin_type=True, default=_value_default, datetime=False)
+
+
+def _fromiso_dt(s: str) -> _dt.datetime:
+    if s.endswith("Z"):
+        s = s[:-1] + "+00:00"
+    return _dt.datetime.fromisoformat(s)
+
+
+def _fromiso_time(s: str) -> _dt.time:
+    if s.endswith("Z"):
+        s = s[:-1] + "+00:00"
+    return _dt.time.fromisoformat(s)
+
+
+def _revive(d: dict) -> Any:
+    if len(d) == 2 and "value" in d:
+        v = d["value"]
+        if isinstance(v, str):
+            try:
+                if d.get("__datetime__") is True:
+                    return _fromiso_dt(v)
+                if d.get("__date__") is True:
+                    return _dt.date.fromisoformat(v)
+                if d.get("__time__") is True:
+                    return _fromiso_time(v)
+            except ValueError:
+                return d
+    return d
+
+
+_unpackb = msgpack.unpackb
+
+
+def decode_value(data: bytes) -> Any:
+    """Decode a payload, reviving temporal sentinels. The object hook (a Python
+    call per map) is used only when a sentinel key occurs in the bytes."""
+    if b"__date" in data or b"__time__" in data:
+        return _unpackb(data, raw=False, strict_map_key=False, object_hook=_revive)
+    return _unpackb(data, raw=False, strict_map_key=False)
+
+
+# ---------------------------------------------------------------------------
+# Interop mode
+# ---------------------------------------------------------------------------
+
+def _timestamp(v: _dt.datetime) -> msgpack.Timestamp:
+    # Exact (msgpack.Timestamp.from_datetime goes through a float and can be
+    # off by a microsecond): floor to whole microseconds since the epoch.
+    delta = v - _EPOCH
+    us = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+    sec, rem = divmod(us, 1_000_000)
+    return msgpack.Timestamp(sec, rem * 1000)
+
+
+def to_interop(v: Any, *, in_value: bool = False) -> Any:
+    """Convert a Python value to MessagePack-ready objects using the core's
+    input extensions (Timestamp ext -1 for aware datetimes in arguments, ext 83
+    for sets). Rejects what interop cannot carry (InteropError)."""
+    t = type(v)
+    if v is None or t is bool or t is str or t is bytes or t is float:
+        return v
+    if t is int or (isinstance(v, int) and not isinstance(v, (bool, enum.Enum))):
+        v = int(v)
+        if v < _INT_MIN or v > _INT_MAX:
+            raise InteropError(lib.CACHEKIT_EUNSUPPORTED, f"integer {v} is outside [-2^63, 2^64-1]")
+        return v
+    if isinstance(v, enum.Enum):
+        return to_interop(v.value, in_value=in_value)
+    if t is list or t is tuple or isinstance(v, (list, tuple)):
+        return [to_interop(x, in_value=in_value) for x in v]
+    if isinstance(v, dict):
+        return {k: to_interop(x, in_value=in_value) for k, x in v.items()}
+    if isinstance(v, (set, frozenset)):
+        inner = [to_interop(x, in_value=in_value) for x in v]
+        return msgpack.ExtType(_EXT_SET, msgpack.packb(inner, use_bin_type=True, datetime=False))
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is None or v.tzinfo.utcoffset(v) is None:
+            raise InteropError(lib.CACHEKIT_EUNSUPPORTED, "naive datetime (no UTC offset) is not allowed in interop mode")
+        if in_value:
+            return {"__datetime__": True, "value": v.isoformat()}
+        return _timestamp(v)
+    if in_value and isinstance(v, _dt.date):
+        return {"__date__": True, "value": v.isoformat()}
+    if in_value and isinstance(v, _dt.time):
+        return {"__time__": True, "value": v.isoformat()}
+    if isinstance(v, uuid.UUID):
+        return str(v).lower()
+    if isinstance(v, float):
+        return float(v)
+    if isinstance(v, str):
+        return str(v)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    raise InteropError(lib.CACHEKIT_EUNSUPPORTED, f"unsupported interop type {t.__module__}.{t.__qualname__}")
+
+
+def pack_interop_args(bound: list) -> bytes:
+    try:
+        return msgpack.packb(to_interop(bound), use_bin_type=True, datetime=False)
+    except InteropError:
+        raise
+    except (TypeError, ValueError, OverflowError, UnicodeError) as exc:
+        raise InteropError(lib.CACHEKIT_EUNSUPPORTED, str(exc)) from None
+
+
+def interop_key(namespace: str, operation: str, bound: list) -> str:
+    return key_interop(namespace, operation, pack_interop_args(bound))[0]
+
+
+def encode_interop_value(v: Any) -> bytes:
+    """One plain canonical MessagePack document (value profile)."""
+    try:
+        raw = msgpack.packb(to_interop(v, in_value=True), use_bin_type=True, datetime=False)
+    except InteropError:
+        raise
+    except (TypeError, ValueError, OverflowError, UnicodeError) as exc:
+        raise InteropError(lib.CACHEKIT_EUNSUPPORTED, str(exc)) from None
+    return msgpack_canonical(raw, lib.CACHEKIT_PROFILE_VALUE)
+
+
+def decode_interop_value(data: bytes) -> Any:
+    from cachekit._core import msgpack_check
+    msgpack_check(data)
+    return decode_value(data)

@@ -1,0 +1,686 @@
+"""The @cache decorator (names and semantics of cachekit-py's)."""
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+import math
+import os
+import random
+import threading
+import time
+import uuid as _uuid
+from typing import Any, Callable, NamedTuple, Optional, TypeVar, overload
+from urllib.parse import quote
+
+from cachekit import _codec
+from cachekit._core import (SOURCE_L1, SOURCE_L2, SOURCE_LOADED, SOURCE_WAITED, BackendError, CacheKitError,
+                            ConfigurationError, CoreCache, Backend, lib)
+from cachekit._objcache import ObjectCache, estimate_size
+
+log = logging.getLogger("cachekit")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_UNSET: Any = object()
+_PROCESS_ID = _uuid.uuid4().hex
+_ONE_YEAR = 31_536_000.0
+_MAX_TRACKED_KEYS = 100_000
+
+# Simple scalars whose args tuple may key a dict memo directly. bool, float and
+# the numeric tower are excluded because they compare equal to ints.
+_SIMPLE = frozenset({int, str, bytes, type(None)})
+_PACKED = object()  # marks object-mode keys built from packed arguments
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    l1_hits: int
+    l2_hits: int
+    maxsize: Optional[int]
+    currsize: Optional[int]
+    l2_avg_latency_ms: float
+    last_operation_at: Optional[float]
+    session_id: str
+
+
+_ALLOWED = frozenset({
+    "ttl", "namespace", "backend", "serializer", "integrity_checking", "interop", "encryption", "master_key",
+    "tenant", "l1", "l1_enabled", "l1_max_size_mb", "stale_while_revalidate", "swr_enabled", "swr_threshold_ratio",
+    "fail_closed", "key", "max_entries", "config",
+})
+
+# Finite preset TTLs (protocol.md section 8).
+_PRESETS: dict[str, dict[str, Any]] = {
+    "minimal": {"ttl": 300, "integrity_checking": False, "swr_enabled": False},
+    "production": {"ttl": 600},
+    "secure": {"ttl": 600, "encryption": True, "integrity_checking": True},
+    "dev": {"ttl": 300},
+    "test": {"ttl": 60, "integrity_checking": False, "swr_enabled": False},
+    "local": {"ttl": 300, "backend": None, "max_entries": 256, "swr_enabled": False, "_local": True},
+}
+
+
+# ---------------------------------------------------------------------------
+# Shared core handles: one per distinct configuration
+# ---------------------------------------------------------------------------
+
+_handles: dict[tuple, CoreCache] = {}
+_handles_lock = threading.Lock()
+_registry: list["_Cached"] = []  # every decorated function (for metrics)
+
+
+def _core_for(cfg: tuple, **kw: Any) -> CoreCache:
+    with _handles_lock:
+        h = _handles.get(cfg)
+        if h is None:
+            h = CoreCache(**kw)
+            _handles[cfg] = h
+        return h
+
+
+def all_core_caches() -> list[CoreCache]:
+    with _handles_lock:
+        return list(_handles.values())
+
+
+def _reset_after_fork() -> None:  # pragma: no cover - fork only
+    global _handles_lock
+    _handles_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def _backend_url(backend: Any) -> Optional[str]:
+    if isinstance(backend, str):
+        if "://" in backend:
+            return backend
+        return "file://" + os.path.abspath(os.path.expanduser(backend))
+    if isinstance(backend, os.PathLike):
+        return "file://" + os.path.abspath(os.fspath(backend))
+    raise TypeError(f"backend must be a URL, a directory path, a cachekit.Backend or None, got {type(backend)!r}")
+
+
+def _check_ttl(ttl: Any) -> Optional[float]:
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl) or ttl < 0:
+        raise ValueError(f"ttl must be None or a finite number >= 0, got {ttl!r}")
+    return float(ttl)
+
+
+# ---------------------------------------------------------------------------
+# Decorated functions
+# ---------------------------------------------------------------------------
+
+class _Cached:
+    """State behind one decorated function."""
+
+    def __init__(self, fn: Callable, opts: dict[str, Any]) -> None:
+        self.fn = fn
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.module = getattr(fn, "__module__", None) or "__main__"
+        self.qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn")
+        self.session_id = f"{_PROCESS_ID}:{self.module}.{self.qualname}"
+        self.ttl = _check_ttl(opts.get("ttl"))
+        ns = opts.get("namespace")
+        if ns is not None and not isinstance(ns, str):
+            raise TypeError("namespace must be a string or None")
+        self.namespace: Optional[str] = ns or None
+        self.key_fn = opts.get("key")
+        ser = opts.get("serializer", "default")
+        if isinstance(ser, str):
+            if not ser:
+                raise ValueError("serializer must be a non-empty name")
+            self.serializer_id = ser
+        elif ser is None or isinstance(ser, (int, float, bool)):
+            raise TypeError(f"serializer must be a name or a serializer object, got {ser!r}")
+        else:
+            self.serializer_id = "<custom>:" + type(ser).__name__
+        if ser not in ("default", "std", "standard") and isinstance(ser, str) and ser not in ("auto", "pythonic"):
+            # orjson/arrow/custom formats are not implemented by this wrapper: keys are
+            # still computed with the right code, values use the standard MessagePack form.
+            log.info("cachekit: serializer %r is keyed as the reference SDK does; values use MessagePack", ser)
+        self.integrity = bool(opts.get("integrity_checking", True))
+        self.interop_op: Optional[str] = opts.get("interop")
+        self.object_mode = opts.get("backend", _UNSET) is None
+        self.local = bool(opts.get("_local"))
+        self.lock = threading.Lock()
+        self.warned = False
+        self.hits = self.misses = self.l1_hits = self.l2_hits = 0
+        self.last_op: Optional[float] = None
+        self.clears = 0
+        self.written: set = set()
+        self.swr_enabled = bool(opts.get("swr_enabled", opts.get("stale_while_revalidate", True)))
+        self.swr_ratio = float(opts.get("swr_threshold_ratio", 0.5))
+        if not (0 < self.swr_ratio <= 1):
+            raise ValueError("swr_threshold_ratio must be in (0, 1]")
+        self.refreshing: set = set()
+        self.ns_bytes = (self.namespace or "").encode("utf-8")
+        self.key_memo: dict = {}
+        if self.object_mode:
+            if self.interop_op:
+                raise ConfigurationError(lib.CACHEKIT_EINVAL, "interop mode needs an L2 backend (not backend=None)")
+            mb = opts.get("l1_max_size_mb")
+            max_bytes = int((mb if mb is not None else float(os.environ.get("CACHEKIT_L1_MAX_SIZE_MB", "100")))
+                            * (1 << 20))
+            self.objects = ObjectCache(opts.get("max_entries"), max_bytes)
+            self.obj_ttl = self.ttl if self.ttl else _ONE_YEAR
+            self.core = None
+        else:
+            self.objects = None
+            self.core = self._make_core(opts)
+        if self.interop_op is not None:
+            if not self.namespace:
+                raise ConfigurationError(lib.CACHEKIT_EINVAL, "interop mode needs namespace= (the key's first segment)")
+            if self.key_fn is not None:
+                raise ConfigurationError(lib.CACHEKIT_EINVAL, "interop mode does not take key=")
+            self.signature = inspect.signature(fn)
+            # validate both segments now
+            _codec.interop_key(self.namespace, self.interop_op, [])
+        self.core_ttl = self.ttl if self.ttl else 0.0
+        _registry.append(self)
+
+    def _make_core(self, opts: dict[str, Any]) -> CoreCache:
+        backend = opts.get("backend", _UNSET)
+        interop = self.interop_op is not None
+        encryption = bool(opts.get("encryption", False))
+        master_key = opts.get("master_key")
+        if encryption and master_key is None and not os.environ.get("CACHEKIT_MASTER_KEY"):
+            raise ValueError("encryption needs master_key= or CACHEKIT_MASTER_KEY (64 hex digits)")
+        if isinstance(master_key, bytes):
+            master_key = master_key.hex()
+        tenant = opts.get("tenant")
+        l1 = bool(opts.get("l1", opts.get("l1_enabled", True)))
+        mb = opts.get("l1_max_size_mb")
+        l1_bytes = int(mb * (1 << 20)) if mb else 0
+        swr = bool(opts.get("stale_while_revalidate", False)) and l1
+        fail_closed = opts.get("fail_closed")
+        backend_obj = None
+        url: Optional[str] = None
+        key_prefix: Optional[str] = None
+        if isinstance(backend, Backend):
+            backend_obj = backend
+        elif backend is not _UNSET:
+            url = _backend_url(backend)
+        else:
+            # Unset: the core resolves the environment. The reference SDK's
+            # zero-configuration Redis provider prefixes keys with t:{tenant}:.
+            if not interop and not os.environ.get("CACHEKIT_FILE_CACHE_DIR") and (
+                    os.environ.get("CACHEKIT_REDIS_URL") or os.environ.get("REDIS_URL")):
+                key_prefix = "t:" + quote(tenant or "default", safe="") + ":"
+        cfg = (url, id(backend_obj) if backend_obj else None, interop, None if interop else self.integrity, encryption,
+               master_key, tenant, key_prefix, l1, l1_bytes, swr, self.swr_ratio if swr else 0.0, fail_closed,
+               os.environ.get("CACHEKIT_REDIS_URL"), os.environ.get("CACHEKIT_FILE_CACHE_DIR"),
+               os.environ.get("REDIS_URL"), os.environ.get("CACHEKIT_MASTER_KEY") if encryption else None)
+        return _core_for(cfg, backend_url=url, backend=backend_obj, interop=interop,
+                         integrity=None if interop else self.integrity, encryption=encryption, master_key=master_key,
+                         tenant=tenant, key_prefix=key_prefix, l1=l1, l1_max_bytes=l1_bytes, swr=swr,
+                         swr_threshold_ratio=self.swr_ratio if swr else 0.0, fail_closed=fail_closed)
+
+    # Keys -------------------------------------------------------------------
+
+    def key_for(self, args: tuple, kwargs: dict) -> str:
+        if self.interop_op is not None:
+            bound = self.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            flat: list = []
+            for name, p in self.signature.parameters.items():
+                v = bound.arguments.get(name)
+                if p.kind is inspect.Parameter.VAR_POSITIONAL:
+                    flat.append(list(v or ()))
+                elif p.kind is inspect.Parameter.VAR_KEYWORD:
+                    flat.append(dict(v or {}))
+                else:
+                    flat.append(v)
+            return _codec.interop_key(self.namespace or "", self.interop_op, flat)
+        if self.key_fn is not None:
+            return f"{self.namespace or 'default'}:{self.key_fn(*args, **kwargs)}"
+        return _codec.key_auto(self.namespace, self.module, self.qualname, _codec.pack_auto_args(args, kwargs),
+                               self.integrity, self.serializer_id)
+
+    def cached_key(self, args: tuple, kwargs: dict) -> bytes:
+        """The key as bytes, memoised for simple positional scalars."""
+        if not kwargs:
+            try:
+                k = self.key_memo.get(args)
+            except TypeError:
+                k = None
+            else:
+                if k is not None and k[1] == tuple(map(type, args)):
+                    return k[0]
+            kb = self.key_for(args, kwargs).encode("utf-8")
+            types = tuple(map(type, args))
+            if _SIMPLE.issuperset(types):
+                if len(self.key_memo) > 4096:
+                    self.key_memo.clear()
+                self.key_memo[args] = (kb, types)
+            return kb
+        return self.key_for(args, kwargs).encode("utf-8")
+
+    def unsupported(self, exc: Exception) -> None:
+        if not self.warned:
+            self.warned = True
+            log.warning("cachekit: %s.%s runs uncached: %s", self.module, self.qualname, exc)
+
+    # Values -------------------------------------------------------------------
+
+    def encode(self, v: Any) -> bytes:
+        if self.interop_op is not None:
+            return _codec.encode_interop_value(v)
+        return _codec.encode_value(v)
+
+    def decode(self, data: bytes) -> Any:
+        return _codec.decode_value(data)
+
+    # Stats --------------------------------------------------------------------
+
+    def count(self, source: int) -> None:
+        with self.lock:
+            self.last_op = time.time()
+            if source == SOURCE_L1 or source == SOURCE_WAITED:
+                self.hits += 1
+                self.l1_hits += 1
+            elif source == SOURCE_L2:
+                self.hits += 1
+                self.l2_hits += 1
+            else:
+                self.misses += 1
+
+    def info(self) -> CacheInfo:
+        if self.objects is not None:
+            hits = self.objects.total_hits() + self.l1_hits
+            return CacheInfo(hits, self.misses, hits, 0, self.objects.max_entries, len(self.objects), 0.0,
+                             self.last_op, self.session_id)
+        avg = 0.0
+        try:
+            st = self.core.stats(self.ns_bytes)
+            if st["l2_latency_count"]:
+                avg = st["l2_latency_sum_ms"] / st["l2_latency_count"]
+        except CacheKitError:
+            pass
+        return CacheInfo(self.hits, self.misses, self.l1_hits, self.l2_hits, None, None, avg, self.last_op,
+                         self.session_id)
+
+    def reset_stats(self) -> None:
+        with self.lock:
+            self.hits = self.misses = self.l1_hits = self.l2_hits = 0
+            self.clears += 1
+            self.session_id = f"{_PROCESS_ID}:{self.module}.{self.qualname}#{self.clears}"
+            if self.objects is not None:
+                with self.objects.lock:
+                    self.objects.evicted_hits = 0
+                    for e in self.objects.data.values():
+                        e[2] = 0
+                        e[6] = 0
+
+    # Invalidation -------------------------------------------------------------
+
+    def invalidate(self, args: tuple, kwargs: dict) -> None:
+        if not args and not kwargs and self._has_params():
+            self.invalidate_all()
+            return
+        if self.objects is not None:
+            k = self.obj_key(args, kwargs)
+            self.objects.pop(k)
+            return
+        key = self.cached_key(args, kwargs)
+        self.core.invalidate(self.ns_bytes, key)
+        self.written.discard(key)
+
+    def _has_params(self) -> bool:
+        try:
+            return bool(inspect.signature(self.fn).parameters)
+        except (TypeError, ValueError):
+            return True
+
+    def invalidate_all(self) -> None:
+        if self.objects is not None:
+            self.objects.clear()
+            return
+        with self.lock:
+            keys = list(self.written)
+            self.written.clear()
+        for k in keys:
+            try:
+                self.core.invalidate(self.ns_bytes, k)
+            except BackendError:
+                pass
+
+    def clear(self) -> None:
+        self.reset_stats()
+        self.invalidate_all()
+
+    # Object mode ----------------------------------------------------------------
+
+    def obj_key(self, args: tuple, kwargs: dict) -> Any:
+        """Dict key of a call. Exact by construction: a single simple scalar is
+        its own key, several form the args tuple, anything else (including
+        bool and float, which compare equal to ints) the packed normalised
+        arguments behind a private marker."""
+        if self.key_fn is not None:
+            return (_PACKED, "k", self.key_fn(*args, **kwargs))
+        if not kwargs:
+            if len(args) == 1 and type(args[0]) in _SIMPLE:
+                return args[0]
+            if args and _SIMPLE.issuperset(map(type, args)):
+                return args
+        return (_PACKED, _codec.pack_auto_args(args, kwargs))
+
+    def obj_store(self, key: Any, value: Any, types: Any) -> None:
+        now = time.monotonic()
+        ttl = self.obj_ttl
+        stale = now + ttl * self.swr_ratio * random.uniform(0.9, 1.1) if self.swr_enabled else now + ttl
+        size = estimate_size(value) + (estimate_size(key) if not isinstance(key, tuple) else 64)
+        entry = [value, now + ttl, 0, min(stale, now + ttl), size, types, 0]
+        self.objects.put(key, entry, now)
+
+    def obj_slow(self, args: tuple, kwargs: dict) -> Any:
+        if "_bypass_cache" in kwargs:
+            kwargs = dict(kwargs)
+            if kwargs.pop("_bypass_cache"):
+                return self.fn(*args, **kwargs)
+        try:
+            key = self.obj_key(args, kwargs)
+        except (_codec.UnsupportedArgument, TypeError) as exc:
+            self.unsupported(exc)
+            return self.fn(*args, **kwargs)
+        types = None
+        e = self.objects.data.get(key)
+        now = time.monotonic()
+        if e is not None:
+            if now < e[1]:
+                e[2] += 1
+                if now >= e[3] and self.swr_enabled:
+                    self.obj_refresh(key, args, kwargs, types, e)
+                return e[0]
+            self.objects.pop(key)
+        with self.lock:
+            self.misses += 1
+            self.last_op = time.time()
+        value = self.fn(*args, **kwargs)
+        self.obj_store(key, value, types)
+        return value
+
+    def obj_refresh(self, key: Any, args: tuple, kwargs: dict, types: Any, e: list) -> None:
+        with self.lock:
+            if key in self.refreshing or len(self.refreshing) >= 32:
+                return
+            self.refreshing.add(key)
+        e[3] = e[1]  # one refresh per staleness period
+
+        def run() -> None:
+            try:
+                value = self.fn(*args, **kwargs)
+                if self.objects.data.get(key) is e:  # generation unchanged
+                    self.obj_store(key, value, types)
+            except Exception:
+                log.debug("cachekit: background refresh failed", exc_info=True)
+            finally:
+                with self.lock:
+                    self.refreshing.discard(key)
+
+        threading.Thread(target=run, daemon=True, name="cachekit-swr").start()
+
+    # L2 mode --------------------------------------------------------------------
+
+    def call(self, args: tuple, kwargs: dict) -> Any:
+        if "_bypass_cache" in kwargs:
+            kwargs = dict(kwargs)
+            if kwargs.pop("_bypass_cache"):
+                return self.fn(*args, **kwargs)
+        try:
+            key = self.cached_key(args, kwargs)
+        except (_codec.UnsupportedArgument, TypeError, CacheKitError) as exc:
+            if isinstance(exc, ConfigurationError):
+                raise
+            self.unsupported(exc)
+            return self.fn(*args, **kwargs)
+        holder: list = []
+        fn = self.fn
+        encode = self.encode
+
+        def compute() -> bytes:
+            v = fn(*args, **kwargs)
+            holder.append(v)
+            return encode(v)
+
+        try:
+            data, info = self.core.get_or_load(self.ns_bytes, key, self.core_ttl, compute)
+        except CacheKitError as exc:
+            if holder and exc.code not in (lib.CACHEKIT_EUSER,):
+                raise
+            if not holder and exc.code == lib.CACHEKIT_EUSER:
+                # Another caller's load failed: compute for ourselves, uncached.
+                self.count(SOURCE_LOADED)
+                return fn(*args, **kwargs)
+            raise
+        except (TypeError, ValueError) as exc:
+            if holder:  # the value could not be serialised: return it uncached
+                self.unsupported(exc)
+                self.count(SOURCE_LOADED)
+                return holder[0]
+            raise
+        src = info.source
+        self.count(src)
+        if src == SOURCE_LOADED:
+            if len(self.written) < _MAX_TRACKED_KEYS:
+                self.written.add(key)
+            return holder[0]
+        if info.refresh:
+            self.refresh_in_background(key, args, kwargs, info.refresh_claim)
+        return self.decode(data)
+
+    def refresh_in_background(self, key: bytes, args: tuple, kwargs: dict, claim: int) -> None:
+        def run() -> None:
+            try:
+                v = self.fn(*args, **kwargs)
+                self.core.put_refresh(self.ns_bytes, key, self.encode(v), self.core_ttl, claim)
+            except BaseException:
+                self.core.abandon_refresh(key, claim)
+                log.debug("cachekit: background refresh failed", exc_info=True)
+
+        threading.Thread(target=run, daemon=True, name="cachekit-swr").start()
+
+    async def acall(self, args: tuple, kwargs: dict) -> Any:
+        if "_bypass_cache" in kwargs:
+            kwargs = dict(kwargs)
+            if kwargs.pop("_bypass_cache"):
+                return await self.fn(*args, **kwargs)
+        try:
+            key = self.cached_key(args, kwargs)
+        except (_codec.UnsupportedArgument, TypeError, CacheKitError) as exc:
+            if isinstance(exc, ConfigurationError):
+                raise
+            self.unsupported(exc)
+            return await self.fn(*args, **kwargs)
+        if self.objects is not None:
+            key = self.obj_key(args, kwargs)
+            types = None
+            e = self.objects.data.get(key)
+            now = time.monotonic()
+            if e is not None and now < e[1]:
+                e[2] += 1
+                return e[0]
+            with self.lock:
+                self.misses += 1
+                self.last_op = time.time()
+            value = await self.fn(*args, **kwargs)
+            self.obj_store(key, value, types)
+            return value
+        loop = asyncio.get_running_loop()
+        holder: list = []
+        fn = self.fn
+        encode = self.encode
+
+        def compute() -> bytes:
+            # Runs on the worker thread that holds the single-flight claim; the
+            # coroutine itself runs on the caller's event loop.
+            v = asyncio.run_coroutine_threadsafe(fn(*args, **kwargs), loop).result()
+            holder.append(v)
+            return encode(v)
+
+        try:
+            data, info = await asyncio.to_thread(self.core.get_or_load, self.ns_bytes, key, self.core_ttl, compute)
+        except CacheKitError as exc:
+            if not holder and exc.code == lib.CACHEKIT_EUSER:
+                self.count(SOURCE_LOADED)
+                return await fn(*args, **kwargs)
+            raise
+        except (TypeError, ValueError) as exc:
+            if holder:
+                self.unsupported(exc)
+                self.count(SOURCE_LOADED)
+                return holder[0]
+            raise
+        src = info.source
+        self.count(src)
+        if src == SOURCE_LOADED:
+            if len(self.written) < _MAX_TRACKED_KEYS:
+                self.written.add(key)
+            return holder[0]
+        if info.refresh:
+            claim = info.refresh_claim
+
+            async def refresh() -> None:
+                try:
+                    v = await fn(*args, **kwargs)
+                    await asyncio.to_thread(self.core.put_refresh, self.ns_bytes, key, self.encode(v),
+                                            self.core_ttl, claim)
+                except BaseException:
+                    self.core.abandon_refresh(key, claim)
+
+            task = loop.create_task(refresh())
+            self.refreshing.add(task)
+            task.add_done_callback(self.refreshing.discard)
+        return self.decode(data)
+
+
+def _make_wrapper(state: _Cached) -> Callable:
+    fn = state.fn
+    if state.is_async:
+        @functools.wraps(fn)
+        async def awrapper(*args: Any, **kwargs: Any) -> Any:
+            return await state.acall(args, kwargs)
+
+        async def ainvalidate_cache(*args: Any, **kwargs: Any) -> None:
+            if state.core is None:
+                state.invalidate(args, kwargs)
+            else:
+                await asyncio.to_thread(state.invalidate, args, kwargs)
+
+        wrapper: Any = awrapper
+        wrapper.invalidate_cache = ainvalidate_cache
+        wrapper.ainvalidate_cache = ainvalidate_cache
+    elif state.objects is not None and state.key_fn is None:
+        memo_get = state.objects.data.get
+        mono = time.monotonic
+        slow = state.obj_slow
+
+        simple = _SIMPLE
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            # Hot path: one positional simple scalar (int, str, bytes, None) is
+            # its own dict key (no key hashing, no serialisation); then a TTL /
+            # staleness check and a per-entry hit count.
+            if not kwargs:
+                try:
+                    (a,) = args
+                except ValueError:
+                    return slow(args, kwargs)
+                if type(a) in simple:
+                    e = memo_get(a)
+                    if e is not None and mono() < e[3]:
+                        e[2] += 1
+                        return e[0]
+            return slow(args, kwargs)
+
+        wrapper.invalidate_cache = lambda *a, **k: state.invalidate(a, k)
+    else:
+        call = state.call if state.objects is None else state.obj_slow
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return call(args, kwargs)
+
+        wrapper.invalidate_cache = lambda *a, **k: state.invalidate(a, k)
+    wrapper.cache_info = state.info
+    wrapper.cache_clear = state.clear
+    wrapper._cachekit = state
+    return wrapper
+
+
+# ---------------------------------------------------------------------------
+# The public `cache` object and presets
+# ---------------------------------------------------------------------------
+
+def _validate(kw: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(kw) - _ALLOWED
+    if unknown:
+        raise TypeError(f"unexpected cache parameter(s): {', '.join(sorted(unknown))}")
+    cfg = kw.pop("config", None)
+    if cfg is not None:
+        base = {k: v for k, v in vars(cfg).items() if k in _ALLOWED} if hasattr(cfg, "__dict__") else dict(cfg)
+        base.update(kw)
+        kw = base
+    return kw
+
+
+class _Decorator:
+    """`cache` and its presets: usable as @x, @x(...), and x(fn, ...)."""
+
+    def __init__(self, defaults: Optional[dict[str, Any]] = None, name: str = "cache") -> None:
+        self._defaults = defaults or {}
+        self._name = name
+
+    def _build(self, fn: Callable, kw: dict[str, Any]) -> Callable:
+        opts = dict(self._defaults)
+        opts.update(_validate(dict(kw)))
+        if opts.get("_local"):
+            allowed_local = {"ttl", "max_entries", "namespace", "key"}
+            extra = set(kw) - allowed_local
+            if extra:
+                raise TypeError(f"cache.local takes only ttl, max_entries, namespace, key (got {sorted(extra)})")
+        if self._name == "secure":
+            opts["encryption"] = True
+            opts["integrity_checking"] = True
+        return _make_wrapper(_Cached(fn, opts))
+
+    @overload
+    def __call__(self, fn: F) -> F: ...
+
+    @overload
+    def __call__(self, fn: None = None, **kw: Any) -> Callable[[F], F]: ...
+
+    def __call__(self, fn: Optional[Callable] = None, **kw: Any) -> Any:
+        if fn is not None and callable(fn):
+            return self._build(fn, kw)
+        if fn is not None:
+            raise TypeError("cache() takes the function or keyword arguments only")
+        _validate(dict(kw))  # unknown parameters fail at decoration time, before the function is seen
+
+        def deco(f: Callable) -> Callable:
+            return self._build(f, kw)
+
+        return deco
+
+
+class _Cache(_Decorator):
+    def __init__(self) -> None:
+        super().__init__({}, "cache")
+        for name, d in _PRESETS.items():
+            setattr(self, name, _Decorator(dict(d), name))
+
+    @property
+    def io(self) -> Any:
+        raise NotImplementedError(
+            "cache.io (the hosted CachekitIO HTTP backend) is not available in libcachekit: "
+            "use backend='redis://...' or a file/memory backend")
+
+
+cache = _Cache()

@@ -1,0 +1,143 @@
+"""Shared fixtures: vectors, private backends, a private redis-server."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PKG_ROOT = os.path.dirname(HERE)
+REPO_ROOT = os.path.dirname(os.path.dirname(PKG_ROOT))
+if PKG_ROOT not in sys.path:
+    sys.path.insert(0, PKG_ROOT)
+
+
+def vectors_dir() -> str | None:
+    for cand in (os.environ.get("CACHEKIT_VECTORS_DIR"), os.environ.get("CACHEKIT_VECTORS_DIR_DEFAULT"),
+                 os.path.join(REPO_ROOT, "..", "shared", "vectors", "upstream")):
+        if cand and os.path.isdir(cand):
+            return os.path.abspath(cand)
+    return None
+
+
+def load_vectors(name: str) -> dict | None:
+    d = vectors_dir()
+    if d is None or not os.path.exists(os.path.join(d, name)):
+        return None
+    with open(os.path.join(d, name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def vector_params(file: str, section: str) -> list:
+    """pytest params, one per vector, id = vector name; one skipping param if absent."""
+    data = load_vectors(file)
+    if data is None:
+        return [pytest.param(None, marks=pytest.mark.skip(
+            reason=f"conformance vectors not found ({file}): set CACHEKIT_VECTORS_DIR"), id="vectors-missing")]
+    return [pytest.param(v, id=v["name"]) for v in data.get(section, [])]
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    # Tests choose their backends explicitly; keep the environment from steering them.
+    for var in ("CACHEKIT_REDIS_URL", "REDIS_URL", "CACHEKIT_FILE_CACHE_DIR", "CACHEKIT_MASTER_KEY",
+                "CACHEKIT_PREVIOUS_MASTER_KEYS", "CACHEKIT_ENCRYPTION_FAIL_CLOSED"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def memory_backend():
+    from cachekit import Backend
+    b = Backend("memory://")
+    yield b
+
+
+@pytest.fixture
+def unique_ns() -> str:
+    return "t" + uuid.uuid4().hex[:12]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    def __init__(self, tmp: str) -> None:
+        self.port = _free_port()
+        self.proc = subprocess.Popen(
+            [shutil.which("redis-server") or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no", "--dir", tmp],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("redis-server did not start")
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def pause(self) -> None:
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.proc.send_signal(signal.SIGCONT)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is not installed")
+    srv = RedisServer(str(tmp_path_factory.mktemp("redis")))
+    yield srv
+    srv.stop()
+
+
+def define(fn_name: str, module: str = "__main__", qualname: str | None = None):
+    """A plain function whose __module__/__qualname__ are set as the vectors need."""
+    calls = []
+
+    def f(*args, **kwargs):
+        calls.append((args, kwargs))
+        return {"n": len(calls), "args": list(args)}
+
+    f.__name__ = fn_name
+    f.__qualname__ = qualname or fn_name
+    f.__module__ = module
+    f.calls = calls
+    return f
+
+
+@pytest.fixture(autouse=True)
+def _fresh_handles():
+    """Each test starts without shared core handles (so memory:// is empty)."""
+    from cachekit import _decorator
+    with _decorator._handles_lock:
+        _decorator._handles.clear()
+    yield
