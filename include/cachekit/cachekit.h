@@ -699,7 +699,9 @@ CACHEKIT_API int cachekit_cache_metrics_text(cachekit_cache *cache, cachekit_buf
  * the memory: every entry is charged its key, its value and a fixed overhead
  * (about 130 bytes; see docs/l1.md), and an entry charged more than 1/8 of
  * the budget is not admitted. When the budget is full, expired entries go
- * first, then the least recently used. Invalidating a key, a namespace or
+ * first, then the least recently used. TTLs are measured on the monotonic
+ * clock, to one kernel tick (1-4 ms) unless CACHEKIT_L1_FLAG_PRECISE_CLOCK is
+ * set. Invalidating a key, a namespace or
  * everything is immediate, and a fill started (cachekit_l1_begin_fill) before
  * an invalidation can never store its value after it.
  *
@@ -740,8 +742,14 @@ typedef struct cachekit_l1_options {
     /* A hit moves its entry to the head of the LRU list at most once per this
      * many microseconds (0: on every hit, exact LRU). */
     uint32_t promote_interval_us;
-    uint32_t reserved; /* must be 0 */
+    /* CACHEKIT_L1_FLAG_* bits; unknown bits are CACHEKIT_EINVAL. */
+    uint32_t flags;
 } cachekit_l1_options;
+
+/* Read CLOCK_MONOTONIC on every call (about 25 ns) so deadlines are exact to
+ * the nanosecond. Without it the cache reads CLOCK_MONOTONIC_COARSE (about
+ * 3 ns): an entry then expires within one kernel tick (1-4 ms) of its TTL. */
+#define CACHEKIT_L1_FLAG_PRECISE_CLOCK 1u
 
 #define CACHEKIT_L1_OPTIONS_INIT                                                          \
     {sizeof(cachekit_l1_options), 0, 0, CACHEKIT_L1_DEFAULT_SWEEP_INTERVAL_MS,          \

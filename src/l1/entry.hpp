@@ -1,8 +1,8 @@
 // One cached entry: a fixed header followed in the same allocation by the key
 // bytes and then the value bytes. It is linked into its shard's hash chain,
 // LRU list and (when it has a deadline) the shard's expiry heap. Every field
-// is guarded by the shard's mutex, except that the entry is immutable after
-// insertion apart from its links, heap slot and promoted_at.
+// is guarded by the shard's mutex; after insertion only the links, the heap
+// slot and promoted_at change.
 #pragma once
 
 #include <cstddef>
@@ -14,20 +14,20 @@ namespace cachekit::l1 {
 struct NsRecord;
 
 struct Entry {
+    // Read by every lookup: keep in the first cache line.
     Entry *hnext = nullptr;  // hash chain (also the free list once unlinked)
-    Entry *prev = nullptr;   // LRU: towards the head (most recent)
-    Entry *next = nullptr;   // LRU: towards the tail (least recent)
     uint64_t hash = 0;
     uint64_t deadline = 0;     // kNever: no expiry
-    uint64_t inserted_at = 0;  // clock time of the put
     uint64_t promoted_at = 0;  // clock time of the last move to the LRU head
-    uint64_t seq = 0;          // per-shard insertion sequence (ties in the heap)
-    uint64_t ns_gen = 0;       // the namespace generation when inserted
     NsRecord *ns = nullptr;    // lives as long as the cache
-    uint32_t heap_index = kNoHeap;
+    uint64_t ns_gen = 0;       // the namespace generation when inserted
     uint32_t key_len = 0;
-    size_t value_len = 0;
-    size_t charge = 0;  // bytes counted against the budget
+    uint32_t value_len = 0;
+    uint32_t heap_index = kNoHeap;
+    // Touched on promotion, eviction and metadata reads only.
+    Entry *prev = nullptr;     // LRU: towards the head (most recent)
+    Entry *next = nullptr;     // LRU: towards the tail (least recent)
+    uint64_t inserted_at = 0;  // clock time of the put
 
     static constexpr uint32_t kNoHeap = UINT32_MAX;
 
@@ -35,17 +35,22 @@ struct Entry {
     const char *key_data() const noexcept { return reinterpret_cast<const char *>(this + 1); }
     std::string_view key() const noexcept { return {key_data(), key_len}; }
     std::string_view value() const noexcept { return {key_data() + key_len, value_len}; }
+    size_t charge() const noexcept;
 };
 
-// The bytes an entry costs, counted honestly: the malloc chunk of header +
-// key + value (glibc: 8-byte size field, 16-byte granularity, 32-byte
-// minimum), one hash-bucket slot (8 bytes at load factor 1, up to 16 after a
-// doubling) and one expiry-heap slot (the same, 16 bytes budgeted).
+// The bytes an entry costs, counted honestly and for the worst case: the
+// malloc chunk of header + key + value (glibc: 8-byte size field, 16-byte
+// granularity, 32-byte minimum), its hash-bucket slot (8 bytes, 16 right
+// after the table doubles) and its expiry-heap slot (a 16-byte node, 32 right
+// after the vector doubles). With an 88-byte header that is 136-151 bytes of
+// overhead per entry besides key and value.
 inline size_t entry_charge(size_t key_len, size_t value_len) noexcept {
     size_t payload = sizeof(Entry) + key_len + value_len + 8;
     size_t chunk = (payload + 15) & ~size_t(15);
     if (chunk < 32) chunk = 32;
-    return chunk + 16 + 16;
+    return chunk + 16 + 32;
 }
+
+inline size_t Entry::charge() const noexcept { return entry_charge(key_len, value_len); }
 
 }  // namespace cachekit::l1

@@ -20,6 +20,7 @@ uint64_t L1Cache::hash_key(std::string_view key) noexcept {
 
 L1Cache::L1Cache(const Options &o)
     : clock_(o.clock),
+      precise_(o.precise_clock),
       max_bytes_(o.max_bytes),
       promote_interval_(o.promote_interval_ns),
       sweep_batch_(o.sweep_batch) {
@@ -57,7 +58,7 @@ void L1Cache::remove_locked(Shard &s, Entry *e, Reason why, Entry *&freed) noexc
     case Reason::Expired: ++s.counters.expirations; break;
     case Reason::Invalidated: ++s.counters.invalidations; break;
     }
-    bytes_.fetch_sub(e->charge, std::memory_order_acq_rel);
+    bytes_.fetch_sub(e->charge(), std::memory_order_acq_rel);
     e->hnext = freed;
     freed = e;
 }
@@ -167,7 +168,7 @@ PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::str
     size_t charge = entry_charge(key.size(), value.size());
     Entry *freed = nullptr;
 
-    if (value.size() > max_bytes_ || charge > max_entry_bytes()) {
+    if (value.size() > UINT32_MAX || charge > max_entry_bytes()) {
         {
             std::lock_guard lock(s.mu);
             if (Entry *old = s.find(h, key)) remove_locked(s, old, Reason::Invalidated, freed);
@@ -185,8 +186,7 @@ PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::str
     e->deadline = deadline;
     e->ns = rec;
     e->key_len = uint32_t(key.size());
-    e->value_len = value.size();
-    e->charge = charge;
+    e->value_len = uint32_t(value.size());
     if (!key.empty()) std::memcpy(e->key_data(), key.data(), key.size());
     if (!value.empty()) std::memcpy(e->key_data() + key.size(), value.data(), value.size());
 
@@ -210,7 +210,7 @@ PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::str
                 uint64_t credit = 0;
                 if (Entry *old = s.find(h, key)) {
                     s.unlink(old);
-                    credit = old->charge;
+                    credit = old->charge();
                     old->hnext = freed;
                     freed = old;
                 }
@@ -282,7 +282,7 @@ void L1Cache::clear() {
             chain = s.detach_all();
         }
         uint64_t released = 0;
-        for (Entry *e = chain; e != nullptr; e = e->hnext) released += e->charge;
+        for (Entry *e = chain; e != nullptr; e = e->hnext) released += e->charge();
         bytes_.fetch_sub(released, std::memory_order_acq_rel);
         free_chain(chain);
     }
@@ -380,7 +380,8 @@ std::vector<DebugEntry> L1Cache::debug_entries() const {
         Shard &s = *shards_[i];
         std::lock_guard lock(s.mu);
         for (const Entry *e = s.head; e != nullptr; e = e->next)
-            out.push_back({std::string(e->key()), std::string(e->value()), e->ns->name, e->deadline, i});
+            out.push_back({std::string(e->key()), std::string(e->value().substr(0, 64)), e->value_len, e->ns->name,
+                           e->deadline, i});
     }
     return out;
 }

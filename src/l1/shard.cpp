@@ -54,10 +54,8 @@ void Shard::link(Entry *e, uint64_t now) noexcept {
     head = e;
     if (!tail) tail = e;
     e->promoted_at = now;
-    e->seq = ++seq;
     if (e->deadline != UINT64_MAX) {
-        heap.push_back(e);  // capacity reserved by prepare_insert
-        e->heap_index = uint32_t(heap.size() - 1);
+        heap.push_back(HeapNode{e->deadline, e});  // capacity reserved by prepare_insert
         heap_up(heap.size() - 1);
     } else {
         e->heap_index = Entry::kNoHeap;
@@ -104,38 +102,41 @@ Entry *Shard::detach_all() noexcept {
 }
 
 void Shard::heap_up(size_t i) noexcept {
-    Entry *e = heap[i];
+    HeapNode n = heap[i];
     while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!heap_less(e, heap[parent])) break;
+        size_t parent = (i - 1) / 4;
+        if (heap[parent].deadline <= n.deadline) break;
         heap_place(i, heap[parent]);
         i = parent;
     }
-    heap_place(i, e);
+    heap_place(i, n);
 }
 
 void Shard::heap_down(size_t i) noexcept {
-    Entry *e = heap[i];
-    size_t n = heap.size();
+    HeapNode n = heap[i];
+    size_t size = heap.size();
     for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && heap_less(heap[child + 1], heap[child])) ++child;
-        if (!heap_less(heap[child], e)) break;
-        heap_place(i, heap[child]);
-        i = child;
+        size_t first = 4 * i + 1;
+        if (first >= size) break;
+        size_t best = first;
+        size_t last = first + 4 < size ? first + 4 : size;
+        for (size_t c = first + 1; c < last; ++c)
+            if (heap[c].deadline < heap[best].deadline) best = c;
+        if (heap[best].deadline >= n.deadline) break;
+        heap_place(i, heap[best]);
+        i = best;
     }
-    heap_place(i, e);
+    heap_place(i, n);
 }
 
 void Shard::heap_remove(Entry *e) noexcept {
     size_t i = e->heap_index;
-    Entry *last = heap.back();
+    HeapNode last = heap.back();
     heap.pop_back();
     e->heap_index = Entry::kNoHeap;
-    if (last == e) return;
+    if (last.entry == e) return;
     heap_place(i, last);
-    if (i > 0 && heap_less(last, heap[(i - 1) / 2])) heap_up(i); else heap_down(i);
+    if (i > 0 && last.deadline < heap[(i - 1) / 4].deadline) heap_up(i); else heap_down(i);
 }
 
 }  // namespace cachekit::l1

@@ -43,8 +43,13 @@ struct alignas(64) Shard {
     size_t count = 0;  // entries linked
     Entry *head = nullptr;  // most recently used
     Entry *tail = nullptr;  // least recently used
-    std::vector<Entry *> heap;  // min-heap on (deadline, seq)
-    uint64_t seq = 0;
+    // Expiry queue: a 4-ary min-heap of (deadline, entry) nodes, so sifting
+    // compares deadlines without touching the entries; ties in any order.
+    struct HeapNode {
+        uint64_t deadline;
+        Entry *entry;
+    };
+    std::vector<HeapNode> heap;
     uint64_t rehashes = 0;
     // Epoch of the latest invalidate(key) for keys hashing to each slot: a
     // fill ticket older than its slot's epoch is refused (rarely a false
@@ -60,19 +65,16 @@ struct alignas(64) Shard {
     void link(Entry *e, uint64_t now) noexcept;
     void unlink(Entry *e) noexcept;
     void promote(Entry *e, uint64_t now) noexcept;
-    Entry *heap_top() const noexcept { return heap.empty() ? nullptr : heap.front(); }
+    Entry *heap_top() const noexcept { return heap.empty() ? nullptr : heap.front().entry; }
     size_t bucket_count() const noexcept { return mask + 1; }
     // Detach everything: returns the entries as a list chained by hnext.
     Entry *detach_all() noexcept;
 
 private:
     void grow();
-    static bool heap_less(const Entry *a, const Entry *b) noexcept {
-        return a->deadline < b->deadline || (a->deadline == b->deadline && a->seq < b->seq);
-    }
-    void heap_place(size_t i, Entry *e) noexcept {
-        heap[i] = e;
-        e->heap_index = uint32_t(i);
+    void heap_place(size_t i, HeapNode n) noexcept {
+        heap[i] = n;
+        n.entry->heap_index = uint32_t(i);
     }
     void heap_up(size_t i) noexcept;
     void heap_down(size_t i) noexcept;

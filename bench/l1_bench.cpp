@@ -1,0 +1,310 @@
+// L1 benchmarks (issue 3), beside a naive baseline written here: one
+// std::mutex, std::unordered_map, a std::list LRU and copy-out.
+//
+//   B1/naive, B1/l1        ns per hit, one thread (and B1/l1_precise_clock:
+//                          L1 reading CLOCK_MONOTONIC instead of the coarse clock)
+//   B2/<impl>/read100, B2/<impl>/read75 with threads:1 and threads:2
+//                          aggregate operations per second (items_per_second)
+//   H1                     hit ratio on a Zipf trace larger than the budget:
+//                          hit_ratio_l1 (default promotion), hit_ratio_l1_exact
+//                          (promotion on every hit) and hit_ratio_lru (plain
+//                          LRU at the same byte budget)
+//   S1/sweep               longest shard-lock hold of one sweep batch (256)
+//
+// Data: 100,000 keys of 16-64 bytes, 100-byte values, Zipf(s = 1.0) reads,
+// all hits; the index sequences are precomputed from fixed seeds so neither
+// the RNG nor the Zipf sampling runs in the timed loops.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <ctime>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "l1/l1_cache.hpp"
+#include "util/buffer.hpp"
+
+using namespace cachekit;
+
+namespace {
+
+// ---------------------------------------------------------------- baseline
+
+class NaiveLru {
+public:
+    explicit NaiveLru(uint64_t max_bytes) : max_bytes_(max_bytes) {}
+
+    bool get(const std::string &key, cachekit_buf *out) {
+        std::lock_guard lock(mu_);
+        auto it = map_.find(key);
+        if (it == map_.end()) return false;
+        lru_.splice(lru_.begin(), lru_, it->second);
+        buf_assign(out, it->second->value);
+        return true;
+    }
+
+    void put(const std::string &key, std::string_view value) {
+        std::lock_guard lock(mu_);
+        auto it = map_.find(key);
+        if (it != map_.end()) {
+            bytes_ -= charge(*it->second);
+            lru_.erase(it->second);
+            map_.erase(it);
+        }
+        lru_.push_front(Node{key, std::string(value)});
+        map_.emplace(key, lru_.begin());
+        bytes_ += charge(lru_.front());
+        while (bytes_ > max_bytes_ && !lru_.empty()) {
+            Node &victim = lru_.back();
+            bytes_ -= charge(victim);
+            map_.erase(victim.key);
+            lru_.pop_back();
+        }
+    }
+
+private:
+    struct Node {
+        std::string key, value;
+    };
+    // The same charge as L1, so hit ratios compare at equal memory.
+    static uint64_t charge(const Node &n) { return l1::entry_charge(n.key.size(), n.value.size()); }
+
+    std::mutex mu_;
+    std::unordered_map<std::string, std::list<Node>::iterator> map_;
+    std::list<Node> lru_;
+    uint64_t bytes_ = 0, max_bytes_;
+};
+
+// ---------------------------------------------------------------- data
+
+constexpr size_t kKeys = 100000;
+constexpr size_t kValueSize = 100;
+constexpr size_t kSeqLen = size_t(1) << 20;
+
+std::vector<std::string> make_keys(size_t n, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::string> keys;
+    keys.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+        std::string k = "k" + std::to_string(i) + ":";
+        size_t len = 16 + rng() % 49;  // 16..64
+        while (k.size() < len) k.push_back(char('a' + rng() % 26));
+        k.resize(len);
+        keys.push_back(std::move(k));
+    }
+    return keys;
+}
+
+// Zipf(s) ranks over n items, shuffled onto key indexes so hot keys are not
+// the first ones created.
+std::vector<uint32_t> zipf_sequence(size_t n, double s, size_t len, uint64_t seed) {
+    std::vector<double> cdf(n);
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) cdf[i] = (sum += 1.0 / std::pow(double(i + 1), s));
+    std::vector<uint32_t> perm(n);
+    for (size_t i = 0; i < n; ++i) perm[i] = uint32_t(i);
+    std::mt19937_64 rng(seed);
+    for (size_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[rng() % (i + 1)]);
+    std::vector<uint32_t> seq(len);
+    for (size_t i = 0; i < len; ++i) {
+        double u = double(rng() >> 11) * 0x1.0p-53 * sum;
+        size_t rank = size_t(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+        seq[i] = perm[std::min(rank, n - 1)];
+    }
+    return seq;
+}
+
+struct Data {
+    std::vector<std::string> keys = make_keys(kKeys, 1);
+    std::vector<uint32_t> seq = zipf_sequence(kKeys, 1.0, kSeqLen, 2);
+    std::vector<uint8_t> op;  // 0..99 per step: < 75 is a read in read75
+    std::string value = std::string(kValueSize, 'v');
+    std::unique_ptr<l1::L1Cache> l1;
+    std::unique_ptr<l1::L1Cache> l1_precise;  // CLOCK_MONOTONIC instead of the coarse clock
+    std::unique_ptr<NaiveLru> naive;
+
+    Data() {
+        std::mt19937_64 rng(3);
+        op.resize(kSeqLen);
+        for (auto &o : op) o = uint8_t(rng() % 100);
+        l1 = std::make_unique<l1::L1Cache>(l1::Options());  // defaults: 100 MiB, 64 shards
+        l1::Options precise;
+        precise.precise_clock = true;
+        l1_precise = std::make_unique<l1::L1Cache>(precise);
+        naive = std::make_unique<NaiveLru>(l1::kDefaultMaxBytes);
+        for (const std::string &k : keys) {
+            l1->put("", k, value, 0);
+            l1_precise->put("", k, value, 0);
+            naive->put(k, value);
+        }
+    }
+};
+
+Data &data() {
+    static Data d;
+    return d;
+}
+
+// ---------------------------------------------------------------- B1
+
+void B1_naive(benchmark::State &state) {
+    Data &d = data();
+    Buffer out;
+    size_t i = 0;
+    for (auto _ : state) {
+        bool hit = d.naive->get(d.keys[d.seq[i++ & (kSeqLen - 1)]], out.get());
+        benchmark::DoNotOptimize(hit);
+    }
+    state.SetItemsProcessed(int64_t(state.iterations()));
+}
+
+void B1_l1(benchmark::State &state) {
+    Data &d = data();
+    Buffer out;
+    size_t i = 0;
+    for (auto _ : state) {
+        bool hit = d.l1->get(d.keys[d.seq[i++ & (kSeqLen - 1)]], out.get());
+        benchmark::DoNotOptimize(hit);
+    }
+    state.SetItemsProcessed(int64_t(state.iterations()));
+}
+
+void B1_l1_precise(benchmark::State &state) {
+    Data &d = data();
+    Buffer out;
+    size_t i = 0;
+    for (auto _ : state) {
+        bool hit = d.l1_precise->get(d.keys[d.seq[i++ & (kSeqLen - 1)]], out.get());
+        benchmark::DoNotOptimize(hit);
+    }
+    state.SetItemsProcessed(int64_t(state.iterations()));
+}
+
+// ---------------------------------------------------------------- B2
+
+template <bool kL1>
+void B2(benchmark::State &state, int read_pct) {
+    Data &d = data();
+    Buffer out;
+    size_t i = size_t(state.thread_index()) * (kSeqLen / 2 + 12345);  // threads walk apart
+    for (auto _ : state) {
+        size_t at = i++ & (kSeqLen - 1);
+        const std::string &key = d.keys[d.seq[at]];
+        if (d.op[at] < read_pct) {
+            bool hit = kL1 ? d.l1->get(key, out.get()) : d.naive->get(key, out.get());
+            benchmark::DoNotOptimize(hit);
+        } else if (kL1) {
+            d.l1->put("", key, d.value, 0);
+        } else {
+            d.naive->put(key, d.value);
+        }
+    }
+    state.SetItemsProcessed(int64_t(state.iterations()));
+}
+
+void B2_l1_read100(benchmark::State &state) { B2<true>(state, 100); }
+void B2_l1_read75(benchmark::State &state) { B2<true>(state, 75); }
+void B2_naive_read100(benchmark::State &state) { B2<false>(state, 100); }
+void B2_naive_read75(benchmark::State &state) { B2<false>(state, 75); }
+
+// ---------------------------------------------------------------- H1
+
+void H1(benchmark::State &state) {
+    // 1,000,000 distinct keys, Zipf(1.0), 4,000,000 requests; a 16 MiB budget
+    // holds about 6% of the keys. A miss is followed by a put (read-through).
+    constexpr size_t kTraceKeys = 1000000, kTraceLen = 4000000;
+    constexpr uint64_t kBudget = uint64_t(16) << 20;
+    std::vector<std::string> keys = make_keys(kTraceKeys, 5);
+    std::vector<uint32_t> trace = zipf_sequence(kTraceKeys, 1.0, kTraceLen, 6);
+    std::string value(kValueSize, 'v');
+    double l1_ratio = 0, l1_exact_ratio = 0, lru_ratio = 0;
+    for (auto _ : state) {
+        for (int variant = 0; variant < 2; ++variant) {
+            l1::Options o;
+            o.max_bytes = kBudget;
+            o.sweep_interval_ms = 0;
+            if (variant == 1) o.promote_interval_ns = 0;
+            l1::L1Cache cache(o);
+            uint64_t hits = 0;
+            for (uint32_t k : trace) {
+                if (cache.get(keys[k], nullptr)) ++hits;
+                else cache.put("", keys[k], value, 0);
+            }
+            (variant == 0 ? l1_ratio : l1_exact_ratio) = double(hits) / double(kTraceLen);
+        }
+        NaiveLru lru(kBudget);
+        Buffer out;
+        uint64_t hits = 0;
+        for (uint32_t k : trace) {
+            if (lru.get(keys[k], out.get())) ++hits;
+            else lru.put(keys[k], value);
+        }
+        lru_ratio = double(hits) / double(kTraceLen);
+    }
+    state.counters["hit_ratio_l1"] = l1_ratio;
+    state.counters["hit_ratio_l1_exact"] = l1_exact_ratio;
+    state.counters["hit_ratio_lru"] = lru_ratio;
+}
+
+// ---------------------------------------------------------------- S1
+
+void S1_sweep(benchmark::State &state) {
+    // 1,000,000 expired entries in 64 shards, removed by one sweep.
+    l1::ManualClock clock;
+    double hold_us = 0, removed = 0, batch_cpu_us = 0;
+    for (auto _ : state) {
+        state.PauseTiming();
+        l1::Options o;
+        o.max_bytes = uint64_t(1) << 30;
+        o.sweep_interval_ms = 0;
+        o.clock = &clock;
+        auto cache = std::make_unique<l1::L1Cache>(o);
+        for (int i = 0; i < 1000000; ++i)
+            cache->put("", "key:" + std::to_string(i), std::string_view("0123456789", 10), 1000 + i % 1000);
+        clock.advance(1000000);
+        state.ResumeTiming();
+        timespec c0, c1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+        removed = double(cache->sweep());
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+        state.PauseTiming();
+        double cpu_us = double(c1.tv_sec - c0.tv_sec) * 1e6 + double(c1.tv_nsec - c0.tv_nsec) / 1e3;
+        // Batches of 256 per shard (64 shards), plus one closing batch each.
+        batch_cpu_us = cpu_us / (removed / 256.0 + 64.0);
+        hold_us = double(cache->stats().sweep_max_hold_ns) / 1000.0;
+        cache.reset();
+        state.ResumeTiming();
+    }
+    state.counters["removed"] = removed;
+    state.counters["max_hold_us"] = hold_us;          // wall clock: includes preemption
+    state.counters["avg_batch_cpu_us"] = batch_cpu_us;  // CPU time per lock hold
+}
+
+}  // namespace
+
+BENCHMARK(B1_naive)->Name("B1/naive");
+BENCHMARK(B1_l1)->Name("B1/l1");
+BENCHMARK(B1_l1_precise)->Name("B1/l1_precise_clock");
+BENCHMARK(B2_l1_read100)->Name("B2/l1/read100")->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(B2_l1_read75)->Name("B2/l1/read75")->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(B2_naive_read100)->Name("B2/naive/read100")->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(B2_naive_read75)->Name("B2/naive/read75")->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(H1)->Name("H1")->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(S1_sweep)->Name("S1/sweep")->Iterations(1)->Unit(benchmark::kMillisecond);
+
+int main(int argc, char **argv) {
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    data();  // build and load the data set before any timing
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
