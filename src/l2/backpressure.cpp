@@ -1,0 +1,25 @@
+#include "l2/backpressure.hpp"
+
+namespace cachekit::l2 {
+
+bool Backpressure::acquire() {
+    std::unique_lock<std::mutex> lk(mu_);
+    if (max_ != 0 && !cv_.wait_for(lk, wait_, [&] { return in_flight_ < max_; })) return false;
+    ++in_flight_;
+    return true;
+}
+
+void Backpressure::release() {
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        --in_flight_;
+    }
+    cv_.notify_one();
+}
+
+uint32_t Backpressure::in_flight() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return in_flight_;
+}
+
+}  // namespace cachekit::l2

@@ -1,0 +1,102 @@
+#include "l2/open_backend.hpp"
+
+#include <cctype>
+#include <cstdlib>
+
+#include "l2/file_backend.hpp"
+#include "l2/memory_backend.hpp"
+#include "l2/redis_backend.hpp"
+#include "util/error.hpp"
+
+namespace cachekit::l2 {
+
+namespace {
+
+constexpr const char *kSchemes = "redis://, unix://, file:///absolute/dir or memory://";
+
+bool has_scheme(std::string_view url, std::string_view scheme) {
+    if (url.size() < scheme.size()) return false;
+    for (size_t i = 0; i < scheme.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(url[i])) != scheme[i]) return false;
+    return true;
+}
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// The directory of a file:// URL: file:///abs/dir (an empty host), with %XX
+// escapes decoded. file://host/..., a relative path, a query or fragment, or
+// an escaped NUL are CACHEKIT_EINVAL.
+std::string file_url_path(std::string_view url) {
+    std::string_view rest = url.substr(7);  // after "file://"
+    if (rest.empty() || rest.front() != '/')
+        fail(CACHEKIT_EINVAL, "file URL needs an absolute path (file:///absolute/dir), got " + std::string(url));
+    if (rest.find_first_of("?#") != std::string_view::npos)
+        fail(CACHEKIT_EINVAL, "file URL takes no query or fragment: " + std::string(url));
+    std::string path;
+    for (size_t i = 0; i < rest.size(); ++i) {
+        if (rest[i] != '%') {
+            path.push_back(rest[i]);
+            continue;
+        }
+        int hi = i + 2 < rest.size() ? hex_value(rest[i + 1]) : -1;
+        int lo = i + 2 < rest.size() ? hex_value(rest[i + 2]) : -1;
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+            fail(CACHEKIT_EINVAL, "bad percent escape in file URL " + std::string(url));
+        path.push_back(char(hi * 16 + lo));
+        i += 2;
+    }
+    return path;
+}
+
+}  // namespace
+
+std::string resolve_url(const char *url) {
+    if (url != nullptr) return url;
+    for (const char *name : {"CACHEKIT_REDIS_URL", "REDIS_URL"}) {
+        const char *v = std::getenv(name);
+        if (v != nullptr && *v != '\0') return v;
+    }
+    fail(CACHEKIT_EINVAL, "no backend URL: pass one or set CACHEKIT_REDIS_URL");
+}
+
+std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOptions &o) {
+    if (has_scheme(url, "rediss://"))
+        fail(CACHEKIT_EINVAL, "rediss:// (Redis over TLS) is not supported: this build's hiredis has no TLS");
+    if (has_scheme(url, "redis://") || has_scheme(url, "unix://")) {
+        RedisConfig rc = parse_redis_url(url);
+        rc.pool_size = o.pool_size;
+        rc.connect_timeout = o.connect_timeout;
+        rc.command_timeout = o.resilience.command_timeout;
+#ifdef CACHEKIT_HAVE_HIREDIS
+        return open_redis(rc);
+#else
+        fail(CACHEKIT_EINVAL, "this libcachekit was built without hiredis (-Dredis=disabled): no Redis backend");
+#endif
+    }
+    if (has_scheme(url, "file://")) {
+        FileConfig fc;
+        fc.directory = file_url_path(url);
+        fc.max_bytes = o.file_max_bytes;
+        fc.max_entries = o.file_max_entries;
+        fc.max_value_bytes = o.file_max_value_bytes;
+        fc.lock_timeout = o.file_lock_timeout;
+        return open_file(fc);
+    }
+    if (has_scheme(url, "memory://")) {
+        if (url.size() != 9) fail(CACHEKIT_EINVAL, "memory:// takes nothing after the scheme: " + std::string(url));
+        return open_memory();
+    }
+    std::string shown(url.substr(0, 64));
+    fail(CACHEKIT_EINVAL, "unsupported backend URL \"" + shown + "\": use " + kSchemes);
+}
+
+std::unique_ptr<ResilientBackend> open_backend(std::string_view url, const OpenOptions &options) {
+    return std::make_unique<ResilientBackend>(open_backend_raw(url, options), options.resilience);
+}
+
+}  // namespace cachekit::l2

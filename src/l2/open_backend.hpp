@@ -1,0 +1,38 @@
+// Open a backend by URL and wrap it in the resilience layer:
+//   redis://..., unix://...   -> parse_redis_url + open_redis
+//   file:///absolute/dir      -> open_file (a relative path is EINVAL)
+//   memory://                 -> open_memory
+// rediss:// and any other scheme are CACHEKIT_EINVAL.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "l2/resilient_backend.hpp"
+
+namespace cachekit::l2 {
+
+struct OpenOptions {
+    unsigned pool_size = 10;
+    std::chrono::milliseconds connect_timeout{5000};
+    uint64_t file_max_bytes = 1ULL << 30;
+    uint64_t file_max_entries = 10000;
+    uint64_t file_max_value_bytes = 100ULL << 20;
+    std::chrono::milliseconds file_lock_timeout{5000};
+    ResilienceConfig resilience;  // command_timeout is also the Redis command timeout
+};
+
+// The URL to use: `url` when given, else $CACHEKIT_REDIS_URL, else $REDIS_URL
+// (an empty variable counts as unset); none -> CACHEKIT_EINVAL.
+std::string resolve_url(const char *url);
+
+// The backend for a URL, without the resilience layer.
+std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOptions &options);
+
+// open_backend_raw wrapped in a ResilientBackend.
+std::unique_ptr<ResilientBackend> open_backend(std::string_view url, const OpenOptions &options);
+
+}  // namespace cachekit::l2

@@ -1,0 +1,773 @@
+// The Redis backend on hiredis 0.14 (blocking contexts, RESP2, no TLS).
+//
+// A pool of up to pool_size connections, opened lazily. A call checks one out
+// (waiting on a condvar bounded by its deadline), arms the socket timeout to
+// min(command_timeout, deadline remaining), runs its command(s) and checks
+// the connection back in. A connection that saw an I/O error or a timeout is
+// discarded (its protocol state is unknown); an error reply is not an I/O
+// error and leaves the connection usable. After a failed connect, further
+// connects wait an exponential backoff and calls fail fast meanwhile.
+#include "l2/redis_backend.hpp"
+
+#include <hiredis/hiredis.h>
+#include <sodium.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "codec/crypto.hpp"
+#include "util/buffer.hpp"
+#include "util/error.hpp"
+
+namespace cachekit::l2 {
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+constexpr std::string_view kUnlockScript =
+    "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return redis.call(\"del\",KEYS[1]) else return 0 end";
+// SHA-1 of kUnlockScript, as SCRIPT LOAD answers it (checked by the tests).
+constexpr std::string_view kUnlockSha = "b70c2384248f88e6b75b9f89241a180f856ad852";
+constexpr size_t kMgetChunk = 1000;      // keys per MGET
+constexpr size_t kPipelineChunk = 1000;  // commands written before reading their replies
+constexpr std::string_view kScanCount = "1000";
+// An idle connection unused for this long is probed (MSG_PEEK) before reuse,
+// so one closed by the server (restart, idle timeout) is dropped silently.
+constexpr int64_t kProbeAfterIdleMs = 1000;
+
+struct ReplyFree {
+    void operator()(redisReply *reply) const noexcept { freeReplyObject(reply); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyFree>;
+
+inline const char *data_or_empty(std::string_view text) { return text.data() ? text.data() : ""; }
+
+// Coarse monotonic time (a few ns to read) for idle bookkeeping only.
+inline int64_t coarse_ms() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// The requests of one round trip, RESP-framed. Small arguments are copied
+// next to the framing; large ones (values) are referenced and sent from the
+// caller's memory with sendmsg, so a 1 MiB SET is not copied. Reused per
+// connection: no allocation on the hot path once warm.
+class Outbox {
+public:
+    static constexpr size_t kInline = 512;
+
+    bool empty() const { return head_.empty() && segs_.empty(); }
+    void clear() {
+        head_.clear();
+        segs_.clear();
+        run_ = 0;
+    }
+
+    void command(int argc, const char *const *argv, const size_t *lens) {
+        frame('*', static_cast<size_t>(argc));
+        for (int i = 0; i < argc; ++i) {
+            frame('$', lens[i]);
+            if (lens[i] <= kInline) {
+                head_.append(argv[i], lens[i]);
+            } else {
+                close_run();
+                segs_.push_back({argv[i], 0, lens[i]});
+            }
+            head_.append("\r\n", 2);
+        }
+    }
+
+    // Send everything: 0 on success, else the errno of the failed send.
+    int send_all(int fd) {
+        close_run();
+        size_t seg = 0, skip = 0;  // progress: segments done, bytes of segs_[seg] already sent
+        while (seg < segs_.size()) {
+            iovec iov[64];
+            int n = 0;
+            for (size_t i = seg; i < segs_.size() && n < 64; ++i, ++n) {
+                const Seg &s = segs_[i];
+                const char *base = s.ptr ? s.ptr : head_.data() + s.off;
+                size_t offset = i == seg ? skip : 0;
+                iov[n].iov_base = const_cast<char *>(base + offset);
+                iov[n].iov_len = s.len - offset;
+            }
+            msghdr msg{};
+            msg.msg_iov = iov;
+            msg.msg_iovlen = static_cast<size_t>(n);
+            ssize_t sent = sendmsg(fd, &msg, MSG_NOSIGNAL);  // never SIGPIPE
+            if (sent < 0) {
+                if (errno == EINTR) continue;
+                return errno;
+            }
+            size_t left = static_cast<size_t>(sent);
+            while (seg < segs_.size() && left >= segs_[seg].len - skip) {
+                left -= segs_[seg].len - skip;
+                ++seg;
+                skip = 0;
+            }
+            skip += left;
+        }
+        clear();
+        return 0;
+    }
+
+private:
+    struct Seg {
+        const char *ptr;  // external bytes, or nullptr: head_[off, off + len)
+        size_t off;
+        size_t len;
+    };
+
+    void frame(char kind, size_t n) {
+        char text[24];
+        text[0] = kind;
+        auto res = std::to_chars(text + 1, text + sizeof text - 2, n);
+        *res.ptr++ = '\r';
+        *res.ptr++ = '\n';
+        head_.append(text, static_cast<size_t>(res.ptr - text));
+    }
+    void close_run() {
+        if (head_.size() > run_) segs_.push_back({nullptr, run_, head_.size() - run_});
+        run_ = head_.size();
+    }
+
+    std::string head_;
+    std::vector<Seg> segs_;
+    size_t run_ = 0;  // head_ bytes before this are already in segs_
+};
+
+struct Conn {
+    redisContext *ctx = nullptr;
+    long long timeout_us = -1;  // the socket timeout last set; -1 unknown
+    int pending = 0;            // requests written or queued whose replies are not read yet
+    bool broken = false;        // a send failed or timed out: never reuse
+    bool server_gone = false;   // an I/O error other than a timeout
+    int64_t last_used_ms = 0;   // coarse_ms() at the last check-in
+    Outbox out;
+
+    Conn() = default;
+    Conn(const Conn &) = delete;
+    Conn &operator=(const Conn &) = delete;
+    ~Conn() {
+        if (ctx) redisFree(ctx);
+    }
+    bool reusable() const { return !broken && ctx->err == 0 && pending == 0; }
+};
+
+timeval to_timeval(long long us) {
+    if (us < 1) us = 1;  // {0, 0} would mean "no timeout"
+    timeval tv;
+    tv.tv_sec = static_cast<time_t>(us / 1000000);
+    tv.tv_usec = static_cast<suseconds_t>(us % 1000000);
+    return tv;
+}
+
+bool is_timeout_errno(int e) { return e == EAGAIN || e == EWOULDBLOCK || e == ETIMEDOUT || e == EINPROGRESS; }
+
+bool is_timeout(int saved_errno, const redisContext *ctx) {
+    if (is_timeout_errno(saved_errno)) return true;
+    // hiredis formats the error from errno; trust the text if errno moved.
+    return std::strstr(ctx->errstr, std::strerror(EAGAIN)) != nullptr ||
+           std::strstr(ctx->errstr, "timed out") != nullptr;
+}
+
+// The I/O of one connection: arm the socket timeout, queue requests, send
+// them (sendmsg, MSG_NOSIGNAL: hiredis 0.14 would write(2) and risk SIGPIPE),
+// read replies with hiredis's reader. Errors throw cachekit::Error and leave
+// the connection marked so the pool discards it.
+class Wire {
+public:
+    Wire(std::string where, long long command_us) : where_(std::move(where)), command_us_(command_us) {}
+
+    const std::string &where() const { return where_; }
+
+    // Set the socket timeout to min(command timeout, deadline remaining).
+    // The setting is kept while it lies within [want - want/16, want], and a
+    // new one is set 1/64 below want, so back-to-back calls with fresh
+    // deadlines (remaining a few microseconds shorter each time) usually make
+    // no setsockopt calls. A call may thus time out up to ~6 % early, never late.
+    void arm(Conn &conn, Deadline deadline) const {
+        auto now = SteadyClock::now();
+        if (now >= deadline.at) fail(CACHEKIT_ETIMEOUT, where_ + ": deadline passed before the command was sent");
+        long long want =
+            std::min(command_us_, static_cast<long long>(duration_cast<microseconds>(deadline.at - now).count()));
+        if (conn.timeout_us > want || conn.timeout_us < want - want / 16) {
+            long long set = want - want / 64;
+            if (redisSetTimeout(conn.ctx, to_timeval(set)) != REDIS_OK) {
+                conn.server_gone = true;
+                fail(CACHEKIT_EBACKEND, where_ + ": cannot set the socket timeout: " + conn.ctx->errstr);
+            }
+            conn.timeout_us = set;
+        }
+    }
+
+    void append(Conn &conn, int argc, const char *const *argv, const size_t *lens) const {
+        conn.out.command(argc, argv, lens);
+        ++conn.pending;
+    }
+
+    // The next reply (never null: failures throw). Sends queued requests first.
+    Reply next(Conn &conn, const char *what, Deadline deadline) const {
+        arm(conn, deadline);
+        if (!conn.out.empty()) {
+            int err = conn.out.send_all(conn.ctx->fd);
+            if (err != 0) {
+                conn.broken = true;
+                conn.out.clear();
+                if (is_timeout_errno(err))
+                    fail(CACHEKIT_ETIMEOUT, where_ + ": " + what + " timed out after " +
+                                                std::to_string(conn.timeout_us / 1000) + " ms sending");
+                conn.server_gone = true;
+                fail(CACHEKIT_EBACKEND, where_ + ": " + what + " failed: " + std::strerror(err));
+            }
+        }
+        void *raw = nullptr;
+        errno = 0;
+        if (redisGetReply(conn.ctx, &raw) != REDIS_OK || raw == nullptr) {
+            int saved = errno;
+            if (raw) freeReplyObject(raw);
+            io_error(conn, saved, what);
+        }
+        --conn.pending;
+        return Reply(static_cast<redisReply *>(raw));
+    }
+
+    // One command, one reply.
+    Reply run(Conn &conn, int argc, const char *const *argv, const size_t *lens, const char *what,
+              Deadline deadline) const {
+        append(conn, argc, argv, lens);
+        return next(conn, what, deadline);
+    }
+
+private:
+    [[noreturn]] void io_error(Conn &conn, int saved_errno, const char *what) const {
+        conn.broken = true;
+        bool timeout = conn.ctx->err == REDIS_ERR_IO && is_timeout(saved_errno, conn.ctx);
+        conn.server_gone = !timeout;
+        const char *detail = conn.ctx->err ? conn.ctx->errstr : "no reply";
+        if (timeout)
+            fail(CACHEKIT_ETIMEOUT, where_ + ": " + what + " timed out after " +
+                                        std::to_string(conn.timeout_us / 1000) + " ms (" + detail + ")");
+        fail(CACHEKIT_EBACKEND, where_ + ": " + what + " failed: " + detail);
+    }
+
+    std::string where_;
+    long long command_us_;
+};
+
+class Pool {
+public:
+    Pool(const RedisConfig &config, std::string where)
+        : config_(config),
+          where_(where),
+          wire_(std::move(where), duration_cast<microseconds>(config.command_timeout).count()) {
+        idle_.reserve(config_.pool_size);
+    }
+    ~Pool() {
+        for (Conn *conn : idle_) delete conn;
+    }
+    Pool(const Pool &) = delete;
+    Pool &operator=(const Pool &) = delete;
+
+    const std::string &where() const { return where_; }
+    const Wire &wire() const { return wire_; }
+
+    Conn *acquire(Deadline deadline) {
+        for (;;) {
+            Conn *conn = take(deadline);
+            if (conn->ctx != nullptr) {
+                if (coarse_ms() - conn->last_used_ms < kProbeAfterIdleMs || alive(conn)) return conn;
+                discard(conn);  // closed while idle: drop it quietly and take another
+                continue;
+            }
+            // A reserved slot: connect outside the lock.
+            std::unique_ptr<Conn> fresh(conn);
+            try {
+                connect(*fresh, deadline);
+            } catch (...) {
+                fresh.reset();
+                drop_slot();
+                throw;
+            }
+            return fresh.release();
+        }
+    }
+
+    void release(Conn *conn) noexcept {
+        if (!conn->reusable()) {
+            discard(conn);
+            return;
+        }
+        conn->last_used_ms = coarse_ms();
+        std::lock_guard<std::mutex> lock(mu_);
+        idle_.push_back(conn);  // capacity reserved: never allocates
+        if (waiters_) cv_.notify_one();
+    }
+
+    // Close a broken connection; when the server went away, also close the
+    // idle ones (they were opened to the same, now gone, server process).
+    void discard(Conn *conn) noexcept {
+        std::vector<Conn *> stale;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            --open_;
+            if (conn->server_gone) {
+                stale.swap(idle_);
+                idle_.reserve(config_.pool_size);
+                open_ -= static_cast<unsigned>(stale.size());
+            }
+            if (waiters_) cv_.notify_all();
+        }
+        delete conn;
+        for (Conn *old : stale) delete old;
+    }
+
+private:
+    // An idle connection, or a new Conn with ctx == nullptr holding a slot.
+    Conn *take(Deadline deadline) {
+        std::unique_lock<std::mutex> lock(mu_);
+        for (;;) {
+            if (!idle_.empty()) {
+                Conn *conn = idle_.back();  // LIFO: the warmest connection
+                idle_.pop_back();
+                return conn;
+            }
+            if (open_ < config_.pool_size) {
+                auto now = SteadyClock::now();
+                if (now < retry_at_) {
+                    auto left = duration_cast<milliseconds>(retry_at_ - now).count() + 1;
+                    std::string last = last_connect_error_;
+                    lock.unlock();
+                    fail(CACHEKIT_EBACKEND, where_ + ": not reconnecting for another " + std::to_string(left) +
+                                                " ms after a failed connect (" + last + ")");
+                }
+                ++open_;
+                lock.unlock();
+                return new Conn();
+            }
+            ++waiters_;
+            bool ready = cv_.wait_until(lock, deadline.at,
+                                        [&] { return !idle_.empty() || open_ < config_.pool_size; });
+            --waiters_;
+            if (!ready)
+                fail(CACHEKIT_ETIMEOUT, where_ + ": timed out waiting for a free connection (pool of " +
+                                            std::to_string(config_.pool_size) + ")");
+        }
+    }
+
+    void drop_slot() noexcept {
+        std::lock_guard<std::mutex> lock(mu_);
+        --open_;
+        if (waiters_) cv_.notify_one();
+    }
+
+    static bool alive(Conn *conn) {
+        char byte;
+        ssize_t n = recv(conn->ctx->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+        conn->server_gone = n <= 0;  // EOF or reset; n > 0 is stray data: drop just this one
+        return false;
+    }
+
+    void connect_failed(std::string message) {
+        if (message.compare(0, where_.size() + 2, where_ + ": ") == 0) message.erase(0, where_.size() + 2);
+        std::lock_guard<std::mutex> lock(mu_);
+        backoff_ = backoff_.count() == 0 ? config_.reconnect_backoff_min
+                                         : std::min(backoff_ * 2, config_.reconnect_backoff_max);
+        retry_at_ = SteadyClock::now() + backoff_;
+        last_connect_error_ = message;
+    }
+
+    void connect_succeeded() {
+        std::lock_guard<std::mutex> lock(mu_);
+        backoff_ = milliseconds(0);
+        retry_at_ = SteadyClock::time_point{};
+    }
+
+    // Fails with ETIMEOUT (no backoff: a timeout already paced the caller)
+    // or EBACKEND (backoff armed).
+    [[noreturn]] void connect_error(const std::string &what, bool timeout) {
+        std::string message = where_ + ": " + what;
+        if (timeout) fail(CACHEKIT_ETIMEOUT, message);
+        connect_failed(what);
+        fail(CACHEKIT_EBACKEND, message);
+    }
+
+    void connect(Conn &conn, Deadline deadline) {
+        auto now = SteadyClock::now();
+        if (now >= deadline.at) fail(CACHEKIT_ETIMEOUT, where_ + ": deadline passed before connecting");
+        long long left_us = duration_cast<microseconds>(deadline.at - now).count();
+        long long connect_us = std::min<long long>(duration_cast<microseconds>(config_.connect_timeout).count(), left_us);
+        timeval tv = to_timeval(connect_us);
+        errno = 0;
+        conn.ctx = config_.unix_path.empty() ? redisConnectWithTimeout(config_.host.c_str(), config_.port, tv)
+                                             : redisConnectUnixWithTimeout(config_.unix_path.c_str(), tv);
+        int saved = errno;
+        if (conn.ctx == nullptr) throw std::bad_alloc();
+        if (conn.ctx->err) {
+            bool timeout = is_timeout(saved, conn.ctx) || SteadyClock::now() >= deadline.at;
+            connect_error(std::string(timeout ? "connect timed out: " : "connect failed: ") + conn.ctx->errstr, timeout);
+        }
+        if (config_.unix_path.empty() && redisEnableKeepAlive(conn.ctx) != REDIS_OK)
+            connect_error(std::string("cannot enable TCP keepalive: ") + conn.ctx->errstr, false);
+
+        now = SteadyClock::now();
+        left_us = duration_cast<microseconds>(deadline.at - now).count();
+        if (left_us <= 0) fail(CACHEKIT_ETIMEOUT, where_ + ": deadline passed while connecting");
+        long long command_us = duration_cast<microseconds>(config_.command_timeout).count();
+        long long want = std::min(command_us, left_us);
+        conn.timeout_us = want - want / 64;  // as Wire::arm does
+        if (redisSetTimeout(conn.ctx, to_timeval(conn.timeout_us)) != REDIS_OK)
+            connect_error(std::string("cannot set the socket timeout: ") + conn.ctx->errstr, false);
+
+        if (!config_.password.empty()) {
+            if (config_.username.empty()) {
+                const char *argv[] = {"AUTH", config_.password.data()};
+                size_t lens[] = {4, config_.password.size()};
+                handshake(conn, 2, argv, lens, "AUTH", deadline);
+            } else {
+                const char *argv[] = {"AUTH", config_.username.data(), config_.password.data()};
+                size_t lens[] = {4, config_.username.size(), config_.password.size()};
+                handshake(conn, 3, argv, lens, "AUTH", deadline);
+            }
+        }
+        if (config_.db != 0) {
+            char db[16];
+            auto res = std::to_chars(db, db + sizeof db, config_.db);
+            const char *argv[] = {"SELECT", db};
+            size_t lens[] = {6, static_cast<size_t>(res.ptr - db)};
+            handshake(conn, 2, argv, lens, "SELECT", deadline);
+        }
+        conn.last_used_ms = coarse_ms();
+        connect_succeeded();
+    }
+
+    void handshake(Conn &conn, int argc, const char **argv, const size_t *lens, const char *name,
+                   Deadline deadline) {
+        Reply reply;
+        try {
+            reply = wire_.run(conn, argc, argv, lens, name, deadline);
+        } catch (const Error &e) {
+            if (e.code() == CACHEKIT_ETIMEOUT) throw;  // no backoff for a timeout
+            connect_failed(e.what());
+            throw;
+        }
+        if (reply->type == REDIS_REPLY_ERROR)
+            connect_error(std::string(name) + " refused: " + std::string(reply->str, reply->len), false);
+    }
+
+    RedisConfig config_;
+    std::string where_;
+    Wire wire_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::vector<Conn *> idle_;
+    unsigned open_ = 0;  // connections alive or being opened
+    unsigned waiters_ = 0;
+    SteadyClock::time_point retry_at_{};
+    milliseconds backoff_{0};
+    std::string last_connect_error_;
+};
+
+// A checked-out connection, returned (or discarded when broken) on scope exit.
+class Lease {
+public:
+    Lease(Pool &pool, Deadline deadline) : pool_(pool), conn_(pool.acquire(deadline)) {}
+    ~Lease() { pool_.release(conn_); }
+    Lease(const Lease &) = delete;
+    Lease &operator=(const Lease &) = delete;
+    Conn &operator*() const { return *conn_; }
+    Conn *operator->() const { return conn_; }
+
+private:
+    Pool &pool_;
+    Conn *conn_;
+};
+
+class RedisBackend final : public Backend {
+public:
+    explicit RedisBackend(const RedisConfig &config) : pool_(config, describe(config)), wire_(pool_.wire()) {}
+
+    const char *kind() const noexcept override { return "redis"; }
+
+    bool get(std::string_view key, cachekit_buf *out, Deadline deadline) override {
+        Lease conn(pool_, deadline);
+        const char *argv[] = {"GET", data_or_empty(key)};
+        size_t lens[] = {3, key.size()};
+        Reply reply = wire_.run(*conn, 2, argv, lens, "GET", deadline);
+        if (reply->type == REDIS_REPLY_STRING) {
+            buf_assign(out, reply->str, reply->len);
+            return true;
+        }
+        if (reply->type == REDIS_REPLY_NIL) return false;
+        unexpected(*reply, "GET");
+    }
+
+    void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override {
+        char ms[24];
+        size_t ms_len = ttl_arg(ttl, ms);
+        Lease conn(pool_, deadline);
+        const char *argv[] = {"SET", data_or_empty(key), data_or_empty(value), "PX", ms};
+        size_t lens[] = {3, key.size(), value.size(), 2, ms_len};
+        Reply reply = wire_.run(*conn, ttl ? 5 : 3, argv, lens, "SET", deadline);
+        expect_ok(*reply, "SET");
+    }
+
+    bool del(std::string_view key, Deadline deadline) override { return integer_command("UNLINK", key, deadline) > 0; }
+
+    bool exists(std::string_view key, Deadline deadline) override {
+        return integer_command("EXISTS", key, deadline) > 0;
+    }
+
+    std::optional<Ttl> ttl(std::string_view key, Deadline deadline) override {
+        long long ms = integer_command("PTTL", key, deadline);
+        if (ms == -2) return std::nullopt;
+        if (ms == -1) return std::optional<Ttl>(std::in_place, std::nullopt);
+        if (ms < 0) fail(CACHEKIT_EBACKEND, wire_.where() + ": PTTL answered " + std::to_string(ms));
+        return std::optional<Ttl>(std::in_place, milliseconds(ms));
+    }
+
+    void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
+                  Deadline deadline) override {
+        found.assign(keys.size(), false);
+        if (keys.empty()) return;
+        if (outs == nullptr) fail(CACHEKIT_EINVAL, "get_many: no output buffers");
+        std::vector<const char *> argv;
+        std::vector<size_t> lens;
+        Lease conn(pool_, deadline);
+        // MGETs of up to kMgetChunk keys, all sent in one write before any reply is read.
+        size_t chunks = (keys.size() + kMgetChunk - 1) / kMgetChunk;
+        for (size_t c = 0; c < chunks; ++c) {
+            size_t begin = c * kMgetChunk, end = std::min(keys.size(), begin + kMgetChunk);
+            argv.assign(1, "MGET");
+            lens.assign(1, 4);
+            for (size_t i = begin; i < end; ++i) {
+                argv.push_back(data_or_empty(keys[i]));
+                lens.push_back(keys[i].size());
+            }
+            wire_.append(*conn, static_cast<int>(argv.size()), argv.data(), lens.data());
+        }
+        std::string error;
+        for (size_t c = 0; c < chunks; ++c) {
+            size_t begin = c * kMgetChunk, end = std::min(keys.size(), begin + kMgetChunk);
+            Reply reply = wire_.next(*conn, "MGET", deadline);
+            if (reply->type != REDIS_REPLY_ARRAY || reply->elements != end - begin) {
+                if (error.empty()) error = describe_reply(*reply, "MGET");
+                continue;
+            }
+            for (size_t i = begin; i < end; ++i) {
+                const redisReply *item = reply->element[i - begin];
+                if (item->type == REDIS_REPLY_STRING) {
+                    buf_assign(&outs[i], item->str, item->len);
+                    found[i] = true;
+                }
+            }
+        }
+        if (!error.empty()) fail(CACHEKIT_EBACKEND, error);
+    }
+
+    void set_many(const std::vector<KeyValue> &entries, Ttl ttl, Deadline deadline) override {
+        if (entries.empty()) return;
+        char ms[24];
+        size_t ms_len = ttl_arg(ttl, ms);
+        int argc = ttl ? 5 : 3;
+        Lease conn(pool_, deadline);
+        std::string error;
+        for (size_t begin = 0; begin < entries.size(); begin += kPipelineChunk) {
+            size_t end = std::min(entries.size(), begin + kPipelineChunk);
+            for (size_t i = begin; i < end; ++i) {
+                const KeyValue &kv = entries[i];
+                const char *argv[] = {"SET", data_or_empty(kv.key), data_or_empty(kv.value), "PX", ms};
+                size_t lens[] = {3, kv.key.size(), kv.value.size(), 2, ms_len};
+                wire_.append(*conn, argc, argv, lens);
+            }
+            for (size_t i = begin; i < end; ++i) {
+                Reply reply = wire_.next(*conn, "SET", deadline);
+                if (error.empty() && !(reply->type == REDIS_REPLY_STATUS && std::strcmp(reply->str, "OK") == 0))
+                    error = describe_reply(*reply, "SET");
+            }
+        }
+        if (!error.empty()) fail(CACHEKIT_EBACKEND, error);
+    }
+
+    uint64_t clear(std::string_view prefix, Deadline deadline) override {
+        std::string pattern;
+        pattern.reserve(prefix.size() * 2 + 1);
+        for (char c : prefix) {
+            if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern.push_back('\\');
+            pattern.push_back(c);
+        }
+        pattern.push_back('*');
+
+        Lease conn(pool_, deadline);
+        const char *scan_argv[] = {"SCAN", "0", "MATCH", pattern.data(), "COUNT", kScanCount.data()};
+        size_t scan_lens[] = {4, 1, 5, pattern.size(), 5, kScanCount.size()};
+        Reply scan = wire_.run(*conn, 6, scan_argv, scan_lens, "SCAN", deadline);
+        uint64_t deleted = 0;
+        std::vector<const char *> argv;
+        std::vector<size_t> lens;
+        for (;;) {
+            if (scan->type != REDIS_REPLY_ARRAY || scan->elements != 2 ||
+                scan->element[0]->type != REDIS_REPLY_STRING || scan->element[1]->type != REDIS_REPLY_ARRAY)
+                unexpected(*scan, "SCAN");
+            const redisReply *cursor = scan->element[0];
+            const redisReply *batch = scan->element[1];
+            bool more = !(cursor->len == 1 && cursor->str[0] == '0');
+            if (batch->elements == 0 && !more) break;
+            // This batch's UNLINK and the next SCAN go in one write: one round trip per batch.
+            if (batch->elements > 0) {
+                argv.assign(1, "UNLINK");
+                lens.assign(1, 6);
+                for (size_t i = 0; i < batch->elements; ++i) {
+                    const redisReply *key = batch->element[i];
+                    if (key->type != REDIS_REPLY_STRING) unexpected(*key, "SCAN");
+                    argv.push_back(key->str);
+                    lens.push_back(key->len);
+                }
+                wire_.append(*conn, static_cast<int>(argv.size()), argv.data(), lens.data());
+            }
+            if (more) {
+                scan_argv[1] = cursor->str;
+                scan_lens[1] = cursor->len;
+                wire_.append(*conn, 6, scan_argv, scan_lens);
+            }
+            if (batch->elements > 0) {
+                // Sends both requests (the scan reply they point into is still alive).
+                Reply unlinked = wire_.next(*conn, "UNLINK", deadline);
+                if (unlinked->type != REDIS_REPLY_INTEGER) {
+                    std::string error = describe_reply(*unlinked, "UNLINK");
+                    if (more) wire_.next(*conn, "SCAN", deadline);  // keep the connection in step
+                    fail(CACHEKIT_EBACKEND, error);
+                }
+                deleted += static_cast<uint64_t>(unlinked->integer);
+            }
+            if (!more) break;
+            scan = wire_.next(*conn, "SCAN", deadline);
+        }
+        return deleted;
+    }
+
+    std::optional<std::string> lock(std::string_view name, milliseconds hold, Deadline deadline) override {
+        if (hold.count() <= 0) fail(CACHEKIT_EINVAL, "lock: the hold time must be positive");
+        crypto::ensure_sodium();
+        unsigned char raw[16];
+        randombytes_buf(raw, sizeof raw);
+        char hex[sizeof raw * 2 + 1];
+        sodium_bin2hex(hex, sizeof hex, raw, sizeof raw);
+        char ms[24];
+        size_t ms_len = ttl_arg(Ttl(hold), ms);
+
+        Lease conn(pool_, deadline);
+        const char *argv[] = {"SET", data_or_empty(name), hex, "NX", "PX", ms};
+        size_t lens[] = {3, name.size(), sizeof raw * 2, 2, 2, ms_len};
+        Reply reply = wire_.run(*conn, 6, argv, lens, "SET NX", deadline);
+        if (reply->type == REDIS_REPLY_NIL) return std::nullopt;
+        expect_ok(*reply, "SET NX");
+        return std::string(hex, sizeof raw * 2);
+    }
+
+    bool unlock(std::string_view name, std::string_view token, Deadline deadline) override {
+        Lease conn(pool_, deadline);
+        const char *argv[] = {"EVALSHA", kUnlockSha.data(), "1", data_or_empty(name), data_or_empty(token)};
+        size_t lens[] = {7, kUnlockSha.size(), 1, name.size(), token.size()};
+        Reply reply = wire_.run(*conn, 5, argv, lens, "EVALSHA", deadline);
+        if (reply->type == REDIS_REPLY_ERROR && std::strncmp(reply->str, "NOSCRIPT", 8) == 0) {
+            // Not in the server's script cache (first use, restart, SCRIPT FLUSH): EVAL caches it again.
+            argv[0] = "EVAL";
+            lens[0] = 4;
+            argv[1] = kUnlockScript.data();
+            lens[1] = kUnlockScript.size();
+            reply = wire_.run(*conn, 5, argv, lens, "EVAL", deadline);
+        }
+        if (reply->type != REDIS_REPLY_INTEGER) unexpected(*reply, "unlock script");
+        return reply->integer > 0;
+    }
+
+    Health health(Deadline deadline) override {
+        Lease conn(pool_, deadline);
+        const char *argv[] = {"PING"};
+        size_t lens[] = {4};
+        auto start = SteadyClock::now();
+        Reply reply = wire_.run(*conn, 1, argv, lens, "PING", deadline);
+        auto end = SteadyClock::now();
+        if (!(reply->type == REDIS_REPLY_STATUS && std::strcmp(reply->str, "PONG") == 0)) unexpected(*reply, "PING");
+        Health health;
+        health.ok = true;
+        health.latency_ms = std::chrono::duration<double, std::milli>(end - start).count();
+        health.detail = "PONG from " + wire_.where();
+        return health;
+    }
+
+private:
+    static std::string describe(const RedisConfig &config) {
+        if (!config.unix_path.empty()) return "redis unix:" + config.unix_path + " db " + std::to_string(config.db);
+        std::string host = config.host.find(':') != std::string::npos ? "[" + config.host + "]" : config.host;
+        return "redis " + host + ":" + std::to_string(config.port) + " db " + std::to_string(config.db);
+    }
+
+    static size_t ttl_arg(const Ttl &ttl, char (&ms)[24]) {
+        if (!ttl) return 0;
+        if (ttl->count() <= 0) fail(CACHEKIT_EINVAL, "the TTL must be positive (nullopt for no expiry)");
+        auto res = std::to_chars(ms, ms + sizeof ms, static_cast<long long>(ttl->count()));
+        return static_cast<size_t>(res.ptr - ms);
+    }
+
+    long long integer_command(const char *name, std::string_view key, Deadline deadline) {
+        Lease conn(pool_, deadline);
+        const char *argv[] = {name, data_or_empty(key)};
+        size_t lens[] = {std::strlen(name), key.size()};
+        Reply reply = wire_.run(*conn, 2, argv, lens, name, deadline);
+        if (reply->type != REDIS_REPLY_INTEGER) unexpected(*reply, name);
+        return reply->integer;
+    }
+
+    std::string describe_reply(const redisReply &reply, const char *what) const {
+        if (reply.type == REDIS_REPLY_ERROR)
+            return wire_.where() + ": " + what + ": " + std::string(reply.str, reply.len);
+        return wire_.where() + ": " + what + ": unexpected reply of type " + std::to_string(reply.type);
+    }
+
+    [[noreturn]] void unexpected(const redisReply &reply, const char *what) const {
+        fail(CACHEKIT_EBACKEND, describe_reply(reply, what));
+    }
+
+    void expect_ok(const redisReply &reply, const char *what) const {
+        if (!(reply.type == REDIS_REPLY_STATUS && std::strcmp(reply.str, "OK") == 0)) unexpected(reply, what);
+    }
+
+    Pool pool_;
+    const Wire &wire_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> open_redis(const RedisConfig &config) {
+    if (config.unix_path.empty()) {
+        if (config.host.empty()) fail(CACHEKIT_EINVAL, "Redis config: no host and no unix socket path");
+        if (config.port <= 0 || config.port > 65535)
+            fail(CACHEKIT_EINVAL, "Redis config: port " + std::to_string(config.port) + " is not in 1..65535");
+    }
+    if (config.db < 0) fail(CACHEKIT_EINVAL, "Redis config: the database must be a non-negative integer");
+    if (config.pool_size == 0) fail(CACHEKIT_EINVAL, "Redis config: the pool size must be at least 1");
+    if (config.connect_timeout.count() <= 0 || config.command_timeout.count() <= 0)
+        fail(CACHEKIT_EINVAL, "Redis config: the connect and command timeouts must be positive");
+    if (config.reconnect_backoff_min.count() < 0 || config.reconnect_backoff_max < config.reconnect_backoff_min)
+        fail(CACHEKIT_EINVAL, "Redis config: reconnect backoff must satisfy 0 <= min <= max");
+    return std::make_unique<RedisBackend>(config);
+}
+
+}  // namespace cachekit::l2

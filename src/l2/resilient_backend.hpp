@@ -1,0 +1,97 @@
+// The resilience layer over any Backend: circuit breaker, backpressure,
+// per-call deadline, counters and the degradation policy.
+//
+// Per call (health excepted): the breaker is asked first (open -> fail fast
+// with CACHEKIT_ECIRCUIT_OPEN, counted rejected_open); then a backpressure
+// slot (none within backpressure_wait -> CACHEKIT_EBUSY, counted
+// rejected_busy, not a breaker failure); then the backend runs with the
+// deadline min(caller's, now + command_timeout). CACHEKIT_EBACKEND and
+// CACHEKIT_ETIMEOUT are failures (counted, fed to the breaker); any other
+// outcome of the backend (a value, a miss, CACHEKIT_EINVAL, CACHEKIT_ETOOBIG,
+// ...) is not. With fail_open, a failed or rejected read (get, exists, ttl,
+// get_many) is a miss (degraded_reads) and a failed or rejected write (set,
+// set_many, del) is skipped (skipped_writes; del reports "deleted"); clear,
+// lock, unlock and errors that are not failures always propagate. Health
+// bypasses the breaker and backpressure and is never degraded. Counters are
+// atomics: exact under concurrency.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "l2/backend.hpp"
+#include "l2/backpressure.hpp"
+#include "l2/circuit_breaker.hpp"
+
+namespace cachekit::l2 {
+
+struct ResilienceConfig {
+    BreakerConfig breaker;
+    bool breaker_enabled = true;
+    bool fail_open = true;
+    uint32_t max_concurrency = 0;  // 0 = no backpressure bound
+    std::chrono::milliseconds backpressure_wait{100};
+    std::chrono::milliseconds command_timeout{5000};
+};
+
+struct ResilienceStats {
+    int breaker_state = CACHEKIT_BREAKER_CLOSED;
+    uint64_t calls = 0;
+    uint64_t failures = 0;
+    uint64_t timeouts = 0;
+    uint64_t rejected_open = 0;
+    uint64_t rejected_busy = 0;
+    uint64_t degraded_reads = 0;
+    uint64_t skipped_writes = 0;
+    uint64_t breaker_opened = 0;
+    double latency_ms_sum = 0;
+    uint64_t latency_count = 0;
+};
+
+class ResilientBackend final : public Backend {
+public:
+    ResilientBackend(std::unique_ptr<Backend> inner, ResilienceConfig config);
+
+    const char *kind() const noexcept override { return inner_->kind(); }
+
+    bool get(std::string_view key, cachekit_buf *out, Deadline deadline) override;
+    void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override;
+    bool del(std::string_view key, Deadline deadline) override;
+    bool exists(std::string_view key, Deadline deadline) override;
+    std::optional<Ttl> ttl(std::string_view key, Deadline deadline) override;
+    void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
+                  Deadline deadline) override;
+    void set_many(const std::vector<KeyValue> &entries, Ttl ttl, Deadline deadline) override;
+    uint64_t clear(std::string_view prefix, Deadline deadline) override;
+    std::optional<std::string> lock(std::string_view name, std::chrono::milliseconds hold,
+                                    Deadline deadline) override;
+    bool unlock(std::string_view name, std::string_view token, Deadline deadline) override;
+    Health health(Deadline deadline) override;
+
+    // A deadline of command_timeout from now (for callers without their own).
+    Deadline default_deadline() const { return Deadline::after(config_.command_timeout); }
+
+    ResilienceStats stats() const;
+    CircuitBreaker::State breaker_state() const;
+    Backend &inner() { return *inner_; }
+    const ResilienceConfig &config() const { return config_; }
+
+private:
+    enum class Op { Read, Write, Admin };
+    template <class Body, class Degraded>
+    auto run(Op op, Deadline deadline, Body &&body, Degraded &&degraded) -> decltype(body(deadline));
+    template <class Degraded>
+    auto degrade_or_throw(Op op, int code, const char *message, Degraded &&degraded) -> decltype(degraded());
+
+    std::unique_ptr<Backend> inner_;
+    ResilienceConfig config_;
+    CircuitBreaker breaker_;
+    Backpressure backpressure_;
+
+    std::atomic<uint64_t> calls_{0}, failures_{0}, timeouts_{0}, rejected_open_{0}, rejected_busy_{0},
+        degraded_reads_{0}, skipped_writes_{0}, latency_ns_{0}, latency_count_{0};
+};
+
+}  // namespace cachekit::l2
