@@ -1,0 +1,60 @@
+/* The layout of the public structs, so an accidental change is caught.
+ * Structs versioned by a leading struct_size field must keep it first. */
+#include <cachekit/cachekit.h>
+
+#include <stddef.h>
+#include <stdio.h>
+
+static int passed = 0;
+static int failed = 0;
+
+static void check_size(const char *what, size_t got, size_t want) {
+    if (got == want) {
+        ++passed;
+        printf("ok %s == %zu\n", what, want);
+    } else {
+        ++failed;
+        printf("FAIL %s: %zu, expected %zu\n", what, got, want);
+    }
+}
+
+#define SIZE(type, want) check_size("sizeof(" #type ")", sizeof(type), (want))
+#define OFFSET(type, field, want) check_size("offsetof(" #type ", " #field ")", offsetof(type, field), (want))
+
+int main(void) {
+    /* cachekit_buf: three pointer-sized fields. */
+    SIZE(cachekit_buf, 3 * sizeof(void *));
+    OFFSET(cachekit_buf, ptr, 0);
+    OFFSET(cachekit_buf, size, sizeof(void *));
+    OFFSET(cachekit_buf, capacity, 2 * sizeof(void *));
+    SIZE(size_t, sizeof(void *));
+
+    /* cachekit_derived_keys: 3 x 32-byte keys and a 16-byte fingerprint. */
+    SIZE(cachekit_derived_keys, 112);
+    OFFSET(cachekit_derived_keys, encryption, 0);
+    OFFSET(cachekit_derived_keys, authentication, 32);
+    OFFSET(cachekit_derived_keys, cache_keys, 64);
+    OFFSET(cachekit_derived_keys, fingerprint, 96);
+
+    /* The pinned constants the layouts depend on. */
+    check_size("CACHEKIT_KEY_SIZE", CACHEKIT_KEY_SIZE, 32);
+    check_size("CACHEKIT_FINGERPRINT_SIZE", CACHEKIT_FINGERPRINT_SIZE, 16);
+    check_size("CACHEKIT_NONCE_SIZE", CACHEKIT_NONCE_SIZE, 12);
+    check_size("CACHEKIT_TAG_SIZE", CACHEKIT_TAG_SIZE, 16);
+
+    /* Structs versioned by a leading struct_size field (the list is generated
+     * from cachekit.h at build time, so new ones are covered at once). */
+#define CK_VERSIONED_STRUCT(type) OFFSET(type, struct_size, 0);
+#include "abi_versioned_structs.h"
+#undef CK_VERSIONED_STRUCT
+
+#ifdef CACHEKIT_L1_OPTIONS_INIT
+    {
+        cachekit_l1_options o = CACHEKIT_L1_OPTIONS_INIT;
+        check_size("CACHEKIT_L1_OPTIONS_INIT.struct_size", o.struct_size, sizeof(cachekit_l1_options));
+    }
+#endif
+
+    printf("struct_sizes: %d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
