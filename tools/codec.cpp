@@ -472,6 +472,10 @@ void print_codec_usage(FILE *out) {
 
 }  // namespace
 
+std::string codec_answer_line(std::string_view line) {
+    return answer(line, false).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 int run_codec(int argc, char **argv) {
     if (argc > 2) {
         const std::string_view arg = argv[2];
@@ -492,7 +496,8 @@ int run_codec(int argc, char **argv) {
         if (!too_long && is_blank(line)) continue;
         std::string text;
         try {
-            text = answer(line, too_long).dump(-1, ' ', false, Json::error_handler_t::replace);
+            text = too_long ? answer(line, true).dump(-1, ' ', false, Json::error_handler_t::replace)
+                            : codec_answer_line(line);
         } catch (...) {
             text = std::string(R"({"ok":false,"error":")") + cachekit_error_name(CACHEKIT_EINTERNAL) +
                    R"(","message":"could not write the response"})";

@@ -58,6 +58,10 @@ bool is_blank(std::string_view s);
 // `cachekit codec`: the line-oriented JSON conformance harness (codec.cpp).
 int run_codec(int argc, char **argv);
 
+// The response line for one non-blank request line (never throws); the
+// codec loop and the request-parsing fuzz target share it.
+std::string codec_answer_line(std::string_view line);
+
 // `cachekit inspect`: describe a stored value (inspect.cpp).
 int run_inspect(int argc, char **argv);
 

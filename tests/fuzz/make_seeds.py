@@ -7,7 +7,8 @@ import os
 import sys
 
 vectors, out = sys.argv[1], sys.argv[2]
-seeds = {t: set() for t in ["envelope", "frame", "msgpack", "keys", "crypto", "container_v2", "inspect"]}
+seeds = {t: set() for t in ["envelope", "frame", "msgpack", "keys", "crypto", "container_v2", "inspect",
+                            "file_header", "codec_request"]}
 ROUTES = {
     "envelope_hex": ["envelope"], "payload_hex": ["envelope", "msgpack"], "expected_payload_hex": ["envelope"],
     "frame_hex": ["frame"], "container_hex": ["container_v2"], "ciphertext_hex": ["crypto"],
@@ -37,7 +38,16 @@ def walk(node):
                 add("msgpack", bytes.fromhex(v["repeat_hex"]) * v["count"] + bytes.fromhex(v["suffix_hex"]))
             else:
                 walk(v)
+        if "file_hex" in node:  # file backend rows: 8 bytes of "now" (ms) + the file
+            now = int(node.get("reader_now_unix_seconds", 0)) * 1000
+            seeds["file_header"].add(now.to_bytes(8, "little") + bytes.fromhex(node["file_hex"]))
+        if "envelope_hex" in node and len(node["envelope_hex"]) < 4096:
+            seeds["codec_request"].add(json.dumps({"id": 1, "op": "envelope.unwrap", "envelope": node["envelope_hex"]}).encode())
+        if "frame_hex" in node and len(node["frame_hex"]) < 4096:
+            seeds["codec_request"].add(json.dumps({"op": "frame.decode", "frame": node["frame_hex"]}).encode())
         if "namespace" in node and "operation" in node and "canonical_args_hex" in node:
+            seeds["codec_request"].add(json.dumps({"op": "key.interop", "namespace": node["namespace"],
+                                                   "operation": node["operation"], "args": node["canonical_args_hex"]}).encode())
             ns, op = node["namespace"].encode(), node["operation"].encode()
             if len(ns) < 70 and len(op) < 70:
                 add("keys", bytes([len(ns), len(op)]) + ns + op + bytes.fromhex(node["canonical_args_hex"]))
@@ -51,6 +61,12 @@ if os.path.isdir(vectors):
         if name.endswith(".json"):
             with open(os.path.join(vectors, name), encoding="utf-8") as f:
                 walk(json.load(f))
+for request in [{"op": "crypto.derive", "master_key": "61" * 32, "tenant": "t"},
+                {"op": "crypto.aad", "tenant": "t", "cache_key": "k", "format": "msgpack", "compressed": False},
+                {"op": "msgpack.canonical", "profile": "args", "data": "82a162c3a161c2"},
+                {"op": "key.auto", "namespace": None, "module": "m", "qualname": "f", "args": "929101" + "80",
+                 "integrity": True, "serializer": "s"}]:
+    seeds["codec_request"].add(json.dumps(request).encode())
 for target, items in seeds.items():
     folder = os.path.join(out, target)
     os.makedirs(folder, exist_ok=True)
