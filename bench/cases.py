@@ -16,6 +16,7 @@ class Case:
     target: float
     better: str          # "lower" or "higher"
     anchor_desc: str
+    anchor_metric: str = ""  # when the anchor is another counter of the same run (H1)
 
 
 CASES = [
@@ -29,4 +30,26 @@ CASES = [
          "raw libsodium AES-256-GCM seal + open (precomputed key) on the same 1 KiB"),
     Case("E2-1m", "codec_bench", "E2-1m/cachekit", "E2-1m/anchor", "cpu_time", "us", 1.15, "lower",
          "raw libsodium AES-256-GCM seal + open (precomputed key) on the same 1 MiB"),
+    Case("B1", "l1_bench", "B1/l1", "B1/naive", "cpu_time", "ns", 0.7, "lower",
+         "naive std::mutex + std::unordered_map + std::list LRU, copy-out, same keys and Zipf reads"),
+    Case("B2-read100", "l1_bench", "B2/l1/read100/real_time/threads:2", "B2/l1/read100/real_time/threads:1",
+         "items_per_second", "ops/s", 1.7, "higher", "the same L1 with 1 thread (100% reads); ratio = 2 threads / 1"),
+    Case("B2-read75", "l1_bench", "B2/l1/read75/real_time/threads:2", "B2/l1/read75/real_time/threads:1",
+         "items_per_second", "ops/s", 1.0, "higher", "the same L1 with 1 thread (75% reads); ratio = 2 threads / 1"),
+    Case("H1", "l1_bench", "H1", "H1", "hit_ratio_l1", "ratio", 1.0, "higher",
+         "plain exact LRU at equal memory on the same Zipf trace", anchor_metric="hit_ratio_lru"),
+    Case("B3", "cache/cache_bench", "B3/cachekit", "B3/anchor", "cpu_time", "ns", 1.2, "lower",
+         "the raw L1 engine hit (cachekit::l1::L1Cache::get) of the same 100 B value"),
+    Case("E3", "cache/cache_bench", "E3/encrypted", "E3/plain", "cpu_time", "ns", 0.0, "lower",
+         "a plaintext L1 hit of the same 1 KiB value (report only)"),
+    Case("B8c-100", "cache/cache_redis_bench", "B8c-100/cachekit", "B8c-100/anchor", "real_time", "us", 1.2, "lower",
+         "raw hiredis GET of the same stored bytes on its own connection (L1 off)"),
+    Case("B8c-14k", "cache/cache_redis_bench", "B8c-14k/cachekit", "B8c-14k/anchor", "real_time", "us", 1.2, "lower",
+         "raw hiredis GET of the same stored bytes on its own connection (L1 off)"),
+    Case("B8-100", "redis/redis_bench", "B8-100/cachekit", "B8-100/anchor", "real_time", "us", 1.15, "lower",
+         "raw hiredis GET of the same key (100 B) on its own connection"),
+    Case("B8-14k", "redis/redis_bench", "B8-14k/cachekit", "B8-14k/anchor", "real_time", "us", 1.15, "lower",
+         "raw hiredis GET of the same key (14 KiB) on its own connection"),
+    Case("B10", "redis/redis_bench", "B10/batch", "B10/sequential", "items_per_second", "keys/s", 10.0, "higher",
+         "100 sequential Backend::get calls; ratio = batch keys/s / sequential keys/s"),
 ]

@@ -558,7 +558,9 @@ typedef struct cachekit_cache cachekit_cache;
 typedef struct cachekit_cache_options {
     size_t struct_size;
     const char *backend_url;        /* NULL: the environment; "none": no L2 (L1 only) */
-    cachekit_backend *backend;      /* borrowed, must outlive the cache; wins over backend_url */
+    cachekit_backend *backend;      /* borrowed, must outlive the cache; wins over backend_url.
+                                       It keeps its own policy: open it with fail_closed = 1 so
+                                       the cache sees (counts, degrades or returns) backend errors */
     int format;                     /* CACHEKIT_FORMAT_AUTO (default) or _INTEROP */
     int integrity;                  /* auto mode envelope: default on */
     int encryption;                 /* default off; on needs a master key */
@@ -660,7 +662,11 @@ CACHEKIT_API int cachekit_cache_abandon_refresh(cachekit_cache *cache, const voi
                                                 uint64_t refresh_claim) CACHEKIT_NOEXCEPT;
 
 /* Invalidate one key, a namespace, or everything, in both tiers. A load or
- * write that began before the invalidation never stores after it. */
+ * write that began before the invalidation never stores after it. The file
+ * backend stores hashed names and cannot clear a namespace: over it,
+ * cachekit_cache_invalidate_namespace clears L1 and answers CACHEKIT_EINVAL
+ * (the L2 entries live out their TTL; invalidate keys one by one, or use
+ * Redis or memory, where namespaces clear by prefix). */
 CACHEKIT_API int cachekit_cache_invalidate(cachekit_cache *cache, const char *ns, const void *key,
                                            size_t key_len) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_cache_invalidate_namespace(cachekit_cache *cache, const char *ns) CACHEKIT_NOEXCEPT;

@@ -104,21 +104,26 @@ bool Cache::read_l1(std::string_view ns, std::string_view key, cachekit_buf *out
         return false;
     }
     m.l1_hits.add();
+    const bool swr = config_.swr && entry.deadline_ns != l1::kNever && entry.deadline_ns > entry.inserted_at_ns;
+    if (!info && !swr) return true;  // the common hit: no clock read
     const uint64_t now = l1_->now();
     if (info) {
         info->source = Source::L1;
         info->age_seconds = seconds_between(entry.inserted_at_ns, now);
     }
-    if (config_.swr && entry.deadline_ns != l1::kNever && entry.deadline_ns > entry.inserted_at_ns) {
+    if (swr) {
         // Jitter the threshold per key (0.9x..1.1x) so entries written together do not all turn stale together.
         const uint64_t h = l1::L1Cache::hash_key(key);
         const double jitter = 0.9 + 0.2 * double((h >> 17) % 1024) / 1023.0;
         const double threshold = double(entry.deadline_ns - entry.inserted_at_ns) * config_.swr_ratio * jitter;
         if (double(now - entry.inserted_at_ns) >= threshold) {
             m.stale_served.add();
-            if (uint64_t claim = claims_.claim(key, config_.load_timeout); claim != 0 && info) {
-                info->refresh = true;
-                info->refresh_claim = claim;
+            // Only a caller that can learn of the claim may take it.
+            if (info) {
+                if (uint64_t claim = claims_.claim(key, config_.load_timeout); claim != 0) {
+                    info->refresh = true;
+                    info->refresh_claim = claim;
+                }
             }
         }
     }

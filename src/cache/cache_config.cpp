@@ -117,6 +117,8 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
     // (one selector only), else the embedded default (files under $TMPDIR).
     if (borrowed.backend) {
         l2::ResilientBackend *b = borrowed.backend;
+        // A borrowed handle keeps its own policy: a fail-open handle turns
+        // backend errors into misses before the cache sees them (documented).
         c.backend = std::shared_ptr<l2::Backend>(b, [](l2::Backend *) {});
         c.breaker_state = [b] { return int(b->breaker_state()); };
         c.l2_timeout = b->config().command_timeout;

@@ -1,0 +1,189 @@
+// Issue 5, item 4 (public API part): with encryption on, Redis holds only
+// ciphertext. The cache runs over a real private redis-server through a
+// borrowed backend handle (cachekit_backend_open), so the raw entries can be
+// read with cachekit_backend_get:
+//  - the raw L2 bytes are a CK v3 frame ("CK" 03) whose metadata says
+//    "encrypted": true, and neither the frame nor its payload contains the
+//    plaintext;
+//  - cachekit_inspect with a keyring and the cache key opens it;
+//  - the L1 hit still returns the plaintext, and a second cache reads it from L2.
+// (That L1 keeps ciphertext too is checked white-box in test_cache_l1_ciphertext.)
+// Skips (exit 77) without redis-server.
+#include <memory>
+
+#include "../redis/redis_server.hpp"
+#include "cache_test_util.hpp"
+
+namespace {
+
+using cachekit::testing::RedisServer;
+using ct::Buf;
+
+RedisServer *g_redis = nullptr;
+
+// 64 recognisable bytes.
+const std::string kSecret = "TOP-SECRET-PLAINTEXT:0123456789abcdefghijklmnopqrstuvwxyz-ABCDEF";
+
+cachekit_cache *encrypted_cache(cachekit_backend *backend, const char *prefix, int l1) {
+    cachekit_cache_options o = ct::default_options();
+    o.backend = backend;
+    o.encryption = CACHEKIT_ON;
+    o.master_key_hex = ct::kMasterKeyHex;
+    o.key_prefix = prefix;
+    o.l1 = l1;
+    cachekit_cache *c = nullptr;
+    CT_OK(cachekit_cache_new(&c, &o));
+    return c;
+}
+
+void check_ciphertext_at_rest(int integrity_switch) {
+    assert_int_equal(kSecret.size(), 64u);
+    cachekit_backend *backend = nullptr;
+    CT_OK(cachekit_backend_open(&backend, g_redis->url().c_str(), nullptr));
+    assert_string_equal(cachekit_backend_kind(backend), "redis");
+
+    cachekit_cache_options o = ct::default_options();
+    o.backend = backend;
+    o.encryption = CACHEKIT_ON;
+    o.master_key_hex = ct::kMasterKeyHex;
+    o.key_prefix = "t:default:";
+    o.integrity = integrity_switch;
+    cachekit_cache *c = nullptr;
+    CT_OK(cachekit_cache_new(&c, &o));
+
+    const std::string key = integrity_switch == CACHEKIT_OFF ? "ns:enc:func:m.secret:args:raw"
+                                                             : "ns:enc:func:m.secret:args:env";
+    const std::string value = ct::mp_str(kSecret);
+    CT_OK(cachekit_cache_put(c, "enc", key.data(), key.size(), value.data(), value.size(), 60.0));
+
+    // L1 hit: the plaintext comes back.
+    Buf out;
+    cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
+    CT_OK(cachekit_cache_get(c, out.get(), &info, "enc", key.data(), key.size()));
+    assert_int_equal(info.source, CACHEKIT_SOURCE_L1);
+    assert_true(out.str() == value);
+
+    // The raw L2 entry, stored under prefix + key.
+    const std::string storage_key = "t:default:" + key;
+    Buf raw;
+    CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_backend_get(backend, raw.get(), key.data(), key.size()));
+    CT_OK(cachekit_backend_get(backend, raw.get(), storage_key.data(), storage_key.size()));
+    const std::string stored = raw.str();
+    assert_true(stored.size() > 7);
+    assert_memory_equal(stored.data(), "CK\x03", 3);
+    assert_false(ct::contains(stored, kSecret));
+    assert_false(ct::contains(stored, kSecret.substr(0, 16)));
+    assert_false(ct::contains(stored, kSecret.substr(40, 16)));
+
+    Buf serializer, meta;
+    size_t offset = 0;
+    CT_OK(cachekit_frame_decode(serializer.get(), meta.get(), &offset, stored.data(), stored.size()));
+    assert_string_equal(serializer.b.ptr, "default");
+    const std::string m = meta.str();
+    if (!ct::contains(m, "\"encrypted\": true") && !ct::contains(m, "\"encrypted\":true"))
+        fail_msg("metadata without \"encrypted\": true: %s", m.c_str());
+    assert_true(ct::contains(m, "\"tenant_id\": \"default\"") || ct::contains(m, "\"tenant_id\":\"default\""));
+    assert_true(ct::contains(m, "AES-256-GCM"));
+    const std::string payload = stored.substr(offset);
+    assert_true(payload.size() >= size_t(CACHEKIT_NONCE_SIZE + CACHEKIT_TAG_SIZE));
+    assert_false(ct::contains(payload, kSecret.substr(0, 16)));
+
+    // An operator with the key and the cache key (no prefix: the AAD binds the
+    // cache key) can open it.
+    cachekit_keyring *ring = nullptr;
+    CT_OK(cachekit_keyring_new(&ring, ct::kMasterKeyHex, nullptr));
+    Buf report;
+    CT_OK(cachekit_inspect(report.get(), stored.data(), stored.size(), ring, nullptr, key.c_str()));
+    const std::string r = report.str();
+    if (!ct::contains(r, "\"checks\": \"pass\"") || !ct::contains(r, kSecret))
+        fail_msg("inspect did not open the entry: %s", r.c_str());
+    // Without the keyring it stays opaque; with another cache key it does not open.
+    CT_OK(cachekit_inspect(report.get(), stored.data(), stored.size(), nullptr, nullptr, nullptr));
+    assert_false(ct::contains(report.str(), kSecret));
+    assert_true(ct::contains(report.str(), "not_checked"));
+    CT_OK(cachekit_inspect(report.get(), stored.data(), stored.size(), ring, nullptr, "ns:enc:some:other:key"));
+    assert_false(ct::contains(report.str(), kSecret));
+    assert_true(ct::contains(report.str(), "\"checks\": \"fail\""));
+    cachekit_keyring_free(ring);
+
+    // A second cache (its own L1) reads the entry from Redis and decrypts it.
+    cachekit_cache *c2 = encrypted_cache(backend, "t:default:", CACHEKIT_DEFAULT);
+    cachekit_lookup info2 = CACHEKIT_LOOKUP_INIT;
+    CT_OK(cachekit_cache_get(c2, out.get(), &info2, "enc", key.data(), key.size()));
+    assert_int_equal(info2.source, CACHEKIT_SOURCE_L2);
+    assert_true(out.str() == value);
+    // ... and then from its L1.
+    CT_OK(cachekit_cache_get(c2, out.get(), &info2, "enc", key.data(), key.size()));
+    assert_int_equal(info2.source, CACHEKIT_SOURCE_L1);
+    assert_true(out.str() == value);
+    cachekit_cache_stats s = ct::stats_of(c2);
+    assert_int_equal(s.tampered + s.corrupt + s.downgrade + s.wrong_key, 0);
+    cachekit_cache_free(c2);
+
+    // A cache with another master key cannot read it (wrong key: a miss).
+    cachekit_cache_options other = ct::default_options();
+    other.backend = backend;
+    other.encryption = CACHEKIT_ON;
+    other.master_key_hex = "6262626262626262626262626262626262626262626262626262626262626262";
+    other.key_prefix = "t:default:";
+    other.l1 = CACHEKIT_OFF;
+    other.fail_closed = CACHEKIT_ON;  // keep the entry: it is not this cache's to delete
+    cachekit_cache *c3 = nullptr;
+    CT_OK(cachekit_cache_new(&c3, &other));
+    const int rc = cachekit_cache_get(c3, out.get(), nullptr, "enc", key.data(), key.size());
+    assert_true(rc == CACHEKIT_EKEYNOTFOUND);
+    assert_int_equal(ct::stats_of(c3).wrong_key, 1);
+    cachekit_cache_free(c3);
+    CT_OK(cachekit_backend_exists(backend, storage_key.data(), storage_key.size()));
+
+    cachekit_cache_free(c);
+    cachekit_backend_free(backend);
+}
+
+void test_redis_holds_only_ciphertext(void **) { check_ciphertext_at_rest(CACHEKIT_DEFAULT); }
+void test_redis_holds_only_ciphertext_without_envelope(void **) { check_ciphertext_at_rest(CACHEKIT_OFF); }
+
+// Loaded values are encrypted the same way.
+void test_loaded_value_is_encrypted(void **) {
+    cachekit_backend *backend = nullptr;
+    CT_OK(cachekit_backend_open(&backend, g_redis->url().c_str(), nullptr));
+    cachekit_cache *c = encrypted_cache(backend, "", CACHEKIT_OFF);
+    const std::string key = "ns:enc:func:m.load:args:1";
+    auto loader = [](cachekit_load *load, void *) {
+        const std::string v = ct::mp_str(kSecret);
+        return cachekit_load_set_value(load, v.data(), v.size());
+    };
+    Buf out, raw;
+    CT_OK(cachekit_cache_get_or_load(c, out.get(), nullptr, "enc", key.data(), key.size(), 60.0, loader, nullptr));
+    assert_true(out.str() == ct::mp_str(kSecret));
+    CT_OK(cachekit_backend_get(backend, raw.get(), key.data(), key.size()));
+    assert_memory_equal(raw.b.ptr, "CK\x03", 3);
+    assert_false(ct::contains(raw.str(), kSecret.substr(0, 16)));
+    double ttl = 0;
+    CT_OK(cachekit_backend_ttl(backend, &ttl, key.data(), key.size()));
+    assert_true(ttl > 0 && ttl <= 60.0);
+    cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
+    CT_OK(cachekit_cache_get(c, out.get(), &info, "enc", key.data(), key.size()));
+    assert_int_equal(info.source, CACHEKIT_SOURCE_L2);
+    assert_true(out.str() == ct::mp_str(kSecret));
+    cachekit_cache_free(c);
+    cachekit_backend_free(backend);
+}
+
+}  // namespace
+
+int main() {
+    RedisServer::require_or_skip("test_cache_encryption_redis");
+    if (!cachekit_crypto_available()) {
+        std::fprintf(stderr, "AES-256-GCM unavailable on this CPU: skipped\n");
+        return 77;
+    }
+    RedisServer server;
+    g_redis = &server;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_redis_holds_only_ciphertext),
+        cmocka_unit_test(test_redis_holds_only_ciphertext_without_envelope),
+        cmocka_unit_test(test_loaded_value_is_encrypted),
+    };
+    return cmocka_run_group_tests_name("cache_encryption_redis", tests, nullptr, nullptr);
+}

@@ -1,0 +1,196 @@
+// Issue 5, item 6: Redis going away mid-run under fail-open gives callers no
+// error, and the breaker recovers when Redis comes back.
+// Cache over a private redis-server (backend_url redis://127.0.0.1:PORT),
+// L1 off so every call reaches Redis; command_timeout 200 ms, breaker opens
+// after 3 failures, half-open after 500 ms, closes after 1 success.
+//  - running: get_or_load calls are L2 hits;
+//  - paused (SIGSTOP): calls still return OK (the loader computes), stats
+//    count timeouts / backend errors and the breaker opens;
+//  - resumed (SIGCONT): within a bounded number of retries the breaker is
+//    closed again and L2 hits resume;
+//  - the same with a killed and restarted server (an empty one);
+//  - fail_closed: the outage is reported instead.
+// Only outcomes are asserted; the waits are bounded retries.
+// Skips (exit 77) without redis-server.
+#include "../redis/redis_server.hpp"
+#include "cache_test_util.hpp"
+
+namespace {
+
+using cachekit::testing::RedisServer;
+using ct::Buf;
+
+RedisServer *g_redis = nullptr;
+
+const std::string kValue = ct::mp_str("the value, computed or cached");
+
+struct CountingLoader {
+    std::atomic<int> calls{0};
+    static int run(cachekit_load *load, void *payload) {
+        static_cast<CountingLoader *>(payload)->calls.fetch_add(1);
+        return cachekit_load_set_value(load, kValue.data(), kValue.size());
+    }
+};
+
+cachekit_cache *outage_cache(int fail_closed = CACHEKIT_DEFAULT) {
+    cachekit_cache_options o = ct::default_options();
+    const std::string url = g_redis->url();
+    o.backend_url = url.c_str();
+    o.l1 = CACHEKIT_OFF;
+    o.fail_closed = fail_closed;
+    o.backend_options.command_timeout_ms = 200;
+    o.backend_options.connect_timeout_ms = 200;
+    o.backend_options.breaker_failures = 3;
+    o.backend_options.breaker_recovery_ms = 500;
+    o.backend_options.breaker_half_open_calls = 1;
+    o.backend_options.breaker_successes = 1;
+    o.backend_options.pool_size = 2;
+    cachekit_cache *c = nullptr;
+    CT_OK(cachekit_cache_new(&c, &o));  // the URL is copied; `url` may go
+    return c;
+}
+
+struct Call {
+    int rc;
+    int source;
+    std::string bytes;
+    std::string message;
+};
+
+Call call(cachekit_cache *c, const std::string &key, CountingLoader &loader) {
+    Buf out;
+    cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
+    Call r;
+    r.rc = cachekit_cache_get_or_load(c, out.get(), &info, "out", key.data(), key.size(), 300.0, &CountingLoader::run,
+                                      &loader);
+    r.source = info.source;
+    r.bytes = out.str();
+    if (r.rc != CACHEKIT_OK) r.message = cachekit_error_last_message();
+    return r;
+}
+
+void expect_ok(const Call &r, const char *phase) {
+    if (r.rc != CACHEKIT_OK) fail_msg("%s: get_or_load -> %d (%s): %s", phase, r.rc, cachekit_error_name(r.rc), r.message.c_str());
+    if (r.bytes != kValue) fail_msg("%s: wrong bytes", phase);
+}
+
+// Calls until the breaker is open (bounded): every call must succeed.
+void outage_phase(cachekit_cache *c, const std::string &key, CountingLoader &loader) {
+    const int loads_before = loader.calls.load();
+    bool open = false;
+    int calls = 0;
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < until) {
+        Call r = call(c, key, loader);
+        expect_ok(r, "outage");
+        assert_true(r.source == CACHEKIT_SOURCE_LOADED);  // nothing can come from Redis now
+        ++calls;
+        if (ct::stats_of(c).breaker_state == CACHEKIT_BREAKER_OPEN && calls >= 5) {
+            open = true;
+            break;
+        }
+    }
+    if (!open) fail_msg("the breaker never opened in %d calls", calls);
+    // A few more calls while it is open: still no error, the loader answers.
+    for (int i = 0; i < 5; ++i) expect_ok(call(c, key, loader), "breaker open");
+    assert_true(loader.calls.load() >= loads_before + calls + 5);
+    cachekit_cache_stats s = ct::stats_of(c);
+    assert_true(s.timeouts + s.backend_errors > 0);
+}
+
+// Calls (100 ms apart, 10 s at most) until the breaker is closed and Redis
+// answers hits again.
+void recovery_phase(cachekit_cache *c, const std::string &key, CountingLoader &loader) {
+    const uint64_t hits_before = ct::stats_of(c).l2_hits;
+    bool recovered = ct::eventually(
+        [&] {
+            Call r = call(c, key, loader);
+            expect_ok(r, "recovery");
+            cachekit_cache_stats s = ct::stats_of(c);
+            return s.breaker_state == CACHEKIT_BREAKER_CLOSED && s.l2_hits > hits_before;
+        },
+        10s, 100ms);
+    if (!recovered) fail_msg("no recovery within 10 s (breaker %d)", ct::stats_of(c).breaker_state);
+    // Steady again: hits from Redis.
+    int hits = 0;
+    for (int i = 0; i < 5; ++i) {
+        Call r = call(c, key, loader);
+        expect_ok(r, "recovered");
+        hits += r.source == CACHEKIT_SOURCE_L2;
+    }
+    assert_true(hits > 0);
+}
+
+void healthy_phase(cachekit_cache *c, const std::string &key, CountingLoader &loader) {
+    expect_ok(call(c, key, loader), "first");
+    int hits = 0;
+    for (int i = 0; i < 10; ++i) {
+        Call r = call(c, key, loader);
+        expect_ok(r, "healthy");
+        hits += r.source == CACHEKIT_SOURCE_L2;
+    }
+    // (a call can time out on a badly overloaded machine; most are hits)
+    assert_true(hits > 0);
+    cachekit_cache_stats s = ct::stats_of(c);
+    assert_true(s.l2_hits >= uint64_t(hits));
+    assert_int_equal(ct::stats_of(c).breaker_state, CACHEKIT_BREAKER_CLOSED);
+}
+
+void test_pause_and_resume(void **) {
+    cachekit_cache *c = outage_cache();
+    CountingLoader loader;
+    const std::string key = "ns:out:func:m.f:args:pause";
+    healthy_phase(c, key, loader);
+    g_redis->pause();
+    outage_phase(c, key, loader);
+    assert_true(ct::stats_of(c).timeouts > 0);  // a stopped server does not answer: timeouts
+    g_redis->resume();
+    recovery_phase(c, key, loader);
+    cachekit_cache_free(c);
+}
+
+void test_kill_and_restart(void **) {
+    cachekit_cache *c = outage_cache();
+    CountingLoader loader;
+    const std::string key = "ns:out:func:m.f:args:kill";
+    healthy_phase(c, key, loader);
+    g_redis->kill();
+    outage_phase(c, key, loader);
+    g_redis->restart();  // same port, empty
+    recovery_phase(c, key, loader);
+    cachekit_cache_free(c);
+}
+
+void test_fail_closed_reports_the_outage(void **) {
+    cachekit_cache *c = outage_cache(CACHEKIT_ON);
+    CountingLoader loader;
+    const std::string key = "ns:out:func:m.f:args:closed";
+    expect_ok(call(c, key, loader), "first");
+    g_redis->pause();
+    Buf out;
+    int rc = cachekit_cache_get(c, out.get(), nullptr, "out", key.data(), key.size());
+    g_redis->resume();
+    if (rc != CACHEKIT_ETIMEOUT && rc != CACHEKIT_EBACKEND && rc != CACHEKIT_ECIRCUIT_OPEN)
+        fail_msg("fail_closed get during an outage -> %d (%s)", rc, cachekit_error_name(rc));
+    // Back to normal after the resume.
+    assert_true(ct::eventually(
+        [&] { return cachekit_cache_get(c, out.get(), nullptr, "out", key.data(), key.size()) == CACHEKIT_OK; }, 10s));
+    assert_true(out.str() == kValue);
+    cachekit_cache_free(c);
+}
+
+}  // namespace
+
+int main() {
+    RedisServer::require_or_skip("test_cache_redis_outage");
+    RedisServer server;
+    g_redis = &server;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pause_and_resume),
+        cmocka_unit_test(test_kill_and_restart),
+        cmocka_unit_test(test_fail_closed_reports_the_outage),
+    };
+    int rc = cmocka_run_group_tests_name("cache_redis_outage", tests, nullptr, nullptr);
+    server.resume();  // never leave a stopped server behind
+    return rc;
+}
