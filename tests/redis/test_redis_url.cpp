@@ -1,0 +1,142 @@
+// parse_redis_url: a table of good and bad URLs. Needs no server.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "redis_test_support.hpp"
+
+namespace {
+
+using cachekit::l2::parse_redis_url;
+using cachekit::l2::RedisConfig;
+
+struct Good {
+    const char *url;
+    const char *host;
+    int port;
+    const char *unix_path;
+    const char *username;
+    const char *password;
+    int db;
+};
+
+const Good kGood[] = {
+    {"redis://localhost", "localhost", 6379, "", "", "", 0},
+    {"redis://127.0.0.1:6380/2", "127.0.0.1", 6380, "", "", "", 2},
+    {"redis://cache.example.com:1/", "cache.example.com", 1, "", "", "", 0},
+    {"REDIS://Cache-1.local:65535/15", "Cache-1.local", 65535, "", "", "", 15},
+    {"redis://:p%40ss@host:7000/0", "host", 7000, "", "", "p@ss", 0},
+    {"redis://alice:pa%3As%2Fs@host/5", "host", 6379, "", "alice", "pa:s/s", 5},
+    {"redis://al%69ce@host", "host", 6379, "", "alice", "", 0},
+    {"redis://u:p@ss@host", "host", 6379, "", "u", "p@ss", 0},  // the last '@' ends the userinfo
+    {"redis://[::1]", "::1", 6379, "", "", "", 0},
+    {"redis://[::1]:7001/3", "::1", 7001, "", "", "", 3},
+    {"redis://[fe80::1%25eth0]:6390", "fe80::1%eth0", 6390, "", "", "", 0},
+    {"redis://host/2147483647", "host", 6379, "", "", "", 2147483647},
+    {"unix:///tmp/redis.sock", "", 0, "/tmp/redis.sock", "", "", 0},
+    {"unix:///tmp/redis.sock?db=3", "", 0, "/tmp/redis.sock", "", "", 3},
+    {"unix:///var/run/r%20s.sock?db=1&password=x%26y&username=bob", "", 0, "/var/run/r s.sock", "bob", "x&y", 1},
+};
+
+struct Bad {
+    const char *url;
+    const char *needle;  // part of the message
+};
+
+const Bad kBad[] = {
+    {"rediss://localhost:6380", "rediss:// needs TLS, which this build's hiredis 0.14 lacks"},
+    {"REDISS://localhost", "needs TLS"},
+    {"", "empty URL"},
+    {"localhost:6379", "no scheme"},
+    {"http://localhost:6379", "unknown scheme \"http://\""},
+    {"redis://", "empty host"},
+    {"redis://:6379/0", "empty host"},
+    {"redis://user:pw@/1", "empty host"},
+    {"redis://host:", "empty port"},
+    {"redis://host:0", "port \"0\""},
+    {"redis://host:65536", "port \"65536\""},
+    {"redis://host:63x9", "port \"63x9\""},
+    {"redis://host:-1", "port \"-1\""},
+    {"redis://host/-1", "database \"-1\""},
+    {"redis://host/db1", "database \"db1\""},
+    {"redis://host/2147483648", "database \"2147483648\""},
+    {"redis://host/1/2", "single database number"},
+    {"redis://host?db=1", "query parameters"},
+    {"redis://host/1?timeout=5", "query parameters"},
+    {"redis://::1:6379", "IPv6"},
+    {"redis://[::1", "closing ']'"},
+    {"redis://[]:6379", "empty host"},
+    {"redis://[::1]x", "after the IPv6 host"},
+    {"redis://[nothex]:1", "not an IPv6 address"},
+    {"redis://ho$t", "not a valid host name"},
+    {"redis://ho st", "space or control character"},
+    {"redis://:%zz@host", "bad percent-escape in the password"},
+    {"redis://:abc%4@host", "bad percent-escape"},
+    {"unix://", "absolute socket path"},
+    {"unix://relative.sock", "absolute socket path"},
+    {"unix:///", "names no file"},
+    {"unix:///tmp/x.sock?db=x", "database \"x\""},
+    {"unix:///tmp/x.sock?db", "has no value"},
+    {"unix:///tmp/x.sock?timeout=1", "unknown query parameter \"timeout\""},
+};
+
+void test_good_urls(void **) {
+    for (const Good &g : kGood) {
+        RedisConfig c;
+        std::string message;
+        int code = rt::error_of([&] { c = parse_redis_url(g.url); }, &message);
+        if (code != 0) fail_msg("%s: unexpected error %d: %s", g.url, code, message.c_str());
+        if (c.host != g.host || c.port != g.port || c.unix_path != g.unix_path || c.username != g.username ||
+            c.password != g.password || c.db != g.db)
+            fail_msg("%s: parsed as host=%s port=%d unix=%s user=%s password=%s db=%d", g.url, c.host.c_str(), c.port,
+                     c.unix_path.c_str(), c.username.c_str(), c.password.c_str(), c.db);
+    }
+}
+
+void test_bad_urls(void **) {
+    for (const Bad &b : kBad) {
+        std::string message;
+        int code = rt::error_of([&] { parse_redis_url(b.url); }, &message);
+        if (code != CACHEKIT_EINVAL) fail_msg("%s: expected EINVAL, got %d (%s)", b.url, code, message.c_str());
+        if (message.find(b.needle) == std::string::npos)
+            fail_msg("%s: message \"%s\" does not mention \"%s\"", b.url, message.c_str(), b.needle);
+    }
+}
+
+void test_password_not_in_message(void **) {
+    std::string message;
+    assert_int_equal(rt::error_of([&] { parse_redis_url("redis://u:topsecret@host:99999"); }, &message),
+                     CACHEKIT_EINVAL);
+    assert_null(std::strstr(message.c_str(), "topsecret"));
+}
+
+void test_config_validation(void **) {
+    cachekit::l2::RedisConfig config;
+    config.pool_size = 0;
+    assert_int_equal(rt::error_of([&] { cachekit::l2::open_redis(config); }), CACHEKIT_EINVAL);
+    config = {};
+    config.port = 0;
+    assert_int_equal(rt::error_of([&] { cachekit::l2::open_redis(config); }), CACHEKIT_EINVAL);
+    config = {};
+    config.command_timeout = std::chrono::milliseconds(0);
+    assert_int_equal(rt::error_of([&] { cachekit::l2::open_redis(config); }), CACHEKIT_EINVAL);
+    config = {};
+    config.db = -1;
+    assert_int_equal(rt::error_of([&] { cachekit::l2::open_redis(config); }), CACHEKIT_EINVAL);
+    // A valid config opens without connecting (lazy): nothing is listening on port 1.
+    config = {};
+    config.port = 1;
+    assert_int_equal(rt::error_of([&] { cachekit::l2::open_redis(config); }), 0);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_urls),
+        cmocka_unit_test(test_bad_urls),
+        cmocka_unit_test(test_password_not_in_message),
+        cmocka_unit_test(test_config_validation),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
