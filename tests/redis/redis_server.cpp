@@ -75,6 +75,7 @@ void RedisServer::require_or_skip(const char *program) {
 }
 
 RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(options)) {
+    owner_ = getpid();
     binary_ = find_binary();
     if (binary_.empty()) throw std::runtime_error("redis-server is not installed");
     char tmpl[] = "/tmp/cachekit-redis-XXXXXX";
@@ -85,6 +86,7 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
 }
 
 RedisServer::~RedisServer() {
+    if (getpid() != owner_) return;  // a forked child's copy
     stop();
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
@@ -183,6 +185,7 @@ bool RedisServer::wait_ready(int timeout_ms) {
 }
 
 void RedisServer::pause() {
+    if (getpid() != owner_) return;
     if (pid_ > 0 && !paused_) {
         ::kill(pid_, SIGSTOP);
         paused_ = true;
@@ -190,6 +193,7 @@ void RedisServer::pause() {
 }
 
 void RedisServer::resume() {
+    if (getpid() != owner_) return;
     if (pid_ > 0 && paused_) {
         ::kill(pid_, SIGCONT);
         paused_ = false;
@@ -197,6 +201,7 @@ void RedisServer::resume() {
 }
 
 void RedisServer::kill() {
+    if (getpid() != owner_) return;
     if (pid_ <= 0) return;
     ::kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
@@ -205,6 +210,7 @@ void RedisServer::kill() {
 }
 
 void RedisServer::stop() {
+    if (getpid() != owner_) return;
     if (pid_ <= 0) return;
     ::kill(pid_, SIGCONT);
     ::kill(pid_, SIGTERM);

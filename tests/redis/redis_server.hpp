@@ -35,6 +35,8 @@ public:
     std::string unix_url(int db = 0) const;
 
     bool running() const { return pid_ > 0; }
+    // Fork-safe: in a forked child (which may run exit handlers and global
+    // destructors) the destructor and stop()/kill()/pause()/resume() do nothing.
     void pause();    // SIGSTOP
     void resume();   // SIGCONT
     void kill();     // SIGKILL now (a crash); the port is kept for restart()
@@ -51,6 +53,7 @@ private:
     std::string socket_path_;
     int port_ = 0;
     pid_t pid_ = -1;
+    pid_t owner_ = -1;  // the process that started the server; a forked child never stops it
     bool paused_ = false;
 };
 
