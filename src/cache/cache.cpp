@@ -63,6 +63,18 @@ void Cache::backend_failed(const Error &e, metrics::NamespaceMetrics &m) {
     else m.backend_errors.add();
 }
 
+bool Cache::backend_call(metrics::NamespaceMetrics &m, const std::function<void()> &call) {
+    try {
+        call();
+        return true;
+    } catch (const Error &e) {
+        if (!is_backend_failure(e.code())) throw;
+        backend_failed(e, m);
+        if (config_.fail_closed) throw;
+        return false;  // fail open: counted, then carried on without L2
+    }
+}
+
 bool Cache::refused(Verdict v, std::string_view ns, std::string_view key, const std::string &why,
                     metrics::NamespaceMetrics &m) {
     switch (v) {
@@ -199,14 +211,8 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
     const uint64_t l1_until =
         !l1_ ? 0 : expiry ? l1::add_saturating(l1_->now(), uint64_t(expiry->count()) * 1000000ULL) : l1::kNever;
     if (config_.backend) {
-        try {
-            config_.backend->set(storage_key(key), stored.view(), expiry, deadline());
+        if (backend_call(m, [&] { config_.backend->set(storage_key(key), stored.view(), expiry, deadline()); }))
             m.stored_bytes.observe(double(stored.size()));
-        } catch (const Error &e) {
-            if (!is_backend_failure(e.code())) throw;
-            backend_failed(e, m);
-            if (config_.fail_closed) throw;
-        }
     }
     if (l1_) l1_->put_until(ns, key, config_.keyring ? stored.view() : payload, l1_until);
     m.stores.add();
@@ -334,13 +340,7 @@ int Cache::invalidate(std::string_view ns, std::string_view key) {
     claims_.cancel(key);
     if (l1_) l1_->invalidate(key);
     if (config_.backend) {
-        try {
-            config_.backend->del(storage_key(key), deadline());
-        } catch (const Error &e) {
-            if (!is_backend_failure(e.code())) throw;
-            backend_failed(e, m);
-            if (config_.fail_closed) throw;
-        }
+        backend_call(m, [&] { config_.backend->del(storage_key(key), deadline()); });
     }
     m.invalidations.add();
     return CACHEKIT_OK;
@@ -353,13 +353,8 @@ int Cache::invalidate_namespace(std::string_view ns) {
     claims_.cancel_all();
     if (l1_) l1_->invalidate_namespace(ns);
     if (config_.backend) {
-        try {
-            config_.backend->clear(namespace_prefix(ns), l2::Deadline::after(config_.l2_timeout * 20));
-        } catch (const Error &e) {
-            if (!is_backend_failure(e.code())) throw;  // e.g. the file backend cannot clear a prefix
-            backend_failed(e, m);
-            if (config_.fail_closed) throw;
-        }
+        // Not a backend failure, so always returned: the file backend cannot clear a prefix.
+        backend_call(m, [&] { config_.backend->clear(namespace_prefix(ns), l2::Deadline::after(config_.l2_timeout * 20)); });
     }
     m.invalidations.add();
     return CACHEKIT_OK;
@@ -372,13 +367,7 @@ int Cache::clear() {
     if (l1_) l1_->clear();
     if (config_.backend) {
         metrics::NamespaceMetrics &m = metrics_.of("");
-        try {
-            config_.backend->clear(config_.key_prefix, l2::Deadline::after(config_.l2_timeout * 20));
-        } catch (const Error &e) {
-            if (!is_backend_failure(e.code())) throw;
-            backend_failed(e, m);
-            if (config_.fail_closed) throw;
-        }
+        backend_call(m, [&] { config_.backend->clear(config_.key_prefix, l2::Deadline::after(config_.l2_timeout * 20)); });
     }
     return CACHEKIT_OK;
 }

@@ -103,6 +103,9 @@ private:
     bool refused(Verdict v, std::string_view ns, std::string_view key, const std::string &why,
                  metrics::NamespaceMetrics &m);
     void backend_failed(const Error &e, metrics::NamespaceMetrics &m);
+    // Run a write-side backend call under the cache's policy: false when it
+    // failed and was degraded (counted); rethrows when fail-closed.
+    bool backend_call(metrics::NamespaceMetrics &m, const std::function<void()> &call);
     std::string storage_key(std::string_view key) const;
     std::string namespace_prefix(std::string_view ns) const;
     l2::Deadline deadline() const { return l2::Deadline::after(config_.l2_timeout); }

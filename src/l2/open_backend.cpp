@@ -6,6 +6,7 @@
 #include "l2/file_backend.hpp"
 #include "l2/memory_backend.hpp"
 #include "l2/redis_backend.hpp"
+#include "l2/url_text.hpp"
 #include "util/error.hpp"
 
 namespace cachekit::l2 {
@@ -14,19 +15,7 @@ namespace {
 
 constexpr const char *kSchemes = "redis://, unix://, file:///absolute/dir or memory://";
 
-bool has_scheme(std::string_view url, std::string_view scheme) {
-    if (url.size() < scheme.size()) return false;
-    for (size_t i = 0; i < scheme.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(url[i])) != scheme[i]) return false;
-    return true;
-}
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
+bool has_scheme(std::string_view url, std::string_view scheme) { return starts_with_nocase(url, scheme); }
 
 // The directory of a file:// URL: file:///abs/dir (an empty host), with %XX
 // escapes decoded. file://host/..., a relative path, a query or fragment, or
@@ -37,20 +26,9 @@ std::string file_url_path(std::string_view url) {
         fail(CACHEKIT_EINVAL, "file URL needs an absolute path (file:///absolute/dir), got " + std::string(url));
     if (rest.find_first_of("?#") != std::string_view::npos)
         fail(CACHEKIT_EINVAL, "file URL takes no query or fragment: " + std::string(url));
-    std::string path;
-    for (size_t i = 0; i < rest.size(); ++i) {
-        if (rest[i] != '%') {
-            path.push_back(rest[i]);
-            continue;
-        }
-        int hi = i + 2 < rest.size() ? hex_value(rest[i + 1]) : -1;
-        int lo = i + 2 < rest.size() ? hex_value(rest[i + 2]) : -1;
-        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-            fail(CACHEKIT_EINVAL, "bad percent escape in file URL " + std::string(url));
-        path.push_back(char(hi * 16 + lo));
-        i += 2;
-    }
-    return path;
+    std::optional<std::string> path = percent_decode(rest, true);
+    if (!path) fail(CACHEKIT_EINVAL, "bad percent escape in file URL " + std::string(url));
+    return *path;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "l2/redis_backend.hpp"
+#include "l2/url_text.hpp"
 #include "util/error.hpp"
 
 namespace cachekit::l2 {
@@ -16,35 +17,10 @@ namespace {
     fail(CACHEKIT_EINVAL, "invalid Redis URL: " + problem);
 }
 
-bool starts_with_nocase(std::string_view text, std::string_view prefix) {
-    if (text.size() < prefix.size()) return false;
-    for (size_t i = 0; i < prefix.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
-    return true;
-}
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 std::string percent_decode(std::string_view text, const char *what) {
-    std::string out;
-    out.reserve(text.size());
-    for (size_t i = 0; i < text.size(); ++i) {
-        if (text[i] != '%') {
-            out.push_back(text[i]);
-            continue;
-        }
-        int hi = i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
-        int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
-        if (hi < 0 || lo < 0) bad_url(std::string("bad percent-escape in the ") + what + " (want %XX)");
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-    }
-    return out;
+    std::optional<std::string> out = l2::percent_decode(text, false);
+    if (!out) bad_url(std::string("bad percent-escape in the ") + what + " (want %XX)");
+    return *out;
 }
 
 // A non-negative decimal that fits in an int; nullopt-like -1 when not.

@@ -1,0 +1,45 @@
+// Small text helpers shared by the backend URL parsers (redis://, unix://, file://).
+#pragma once
+
+#include <cctype>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cachekit::l2 {
+
+// `prefix` must be lowercase; the scheme of a URL is case-insensitive.
+inline bool starts_with_nocase(std::string_view text, std::string_view prefix) {
+    if (text.size() < prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
+    return true;
+}
+
+inline int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// Decode %XX escapes; nullopt for a malformed escape, or for an escaped NUL
+// when `reject_nul` (a path must not hold one).
+inline std::optional<std::string> percent_decode(std::string_view text, bool reject_nul) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '%') {
+            out.push_back(text[i]);
+            continue;
+        }
+        const int hi = i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
+        const int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
+        if (hi < 0 || lo < 0 || (reject_nul && hi == 0 && lo == 0)) return std::nullopt;
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+    }
+    return out;
+}
+
+}  // namespace cachekit::l2
