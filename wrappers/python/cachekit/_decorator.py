@@ -460,20 +460,29 @@ class _Cached:
                 return fn(*args, **kwargs)
             raise
         except (TypeError, ValueError) as exc:
-            if holder:  # the value could not be serialised: return it uncached
-                self.unsupported(exc)
-                self.count(SOURCE_LOADED)
-                return holder[0]
-            raise
-        src = info.source
-        self.count(src)
-        if src == SOURCE_LOADED:
-            if len(self.written) < _MAX_TRACKED_KEYS:
-                self.written.add(key)
+            return self.unserialisable(exc, holder)
+        if self.settle(key, info.source):
             return holder[0]
         if info.refresh:
             self.refresh_in_background(key, args, kwargs, info.refresh_claim)
         return self.decode(data)
+
+    def unserialisable(self, exc: Exception, holder: list) -> Any:
+        """The loader's value could not be serialised: return it uncached (or re-raise a real error)."""
+        if not holder:
+            raise exc
+        self.unsupported(exc)
+        self.count(SOURCE_LOADED)
+        return holder[0]
+
+    def settle(self, key: bytes, source: int) -> bool:
+        """Count a lookup; True when this caller ran the loader (its value is in the holder)."""
+        self.count(source)
+        if source != SOURCE_LOADED:
+            return False
+        if len(self.written) < _MAX_TRACKED_KEYS:
+            self.written.add(key)
+        return True
 
     def refresh_in_background(self, key: bytes, args: tuple, kwargs: dict, claim: int) -> None:
         def run() -> None:
@@ -532,16 +541,8 @@ class _Cached:
                 return await fn(*args, **kwargs)
             raise
         except (TypeError, ValueError) as exc:
-            if holder:
-                self.unsupported(exc)
-                self.count(SOURCE_LOADED)
-                return holder[0]
-            raise
-        src = info.source
-        self.count(src)
-        if src == SOURCE_LOADED:
-            if len(self.written) < _MAX_TRACKED_KEYS:
-                self.written.add(key)
+            return self.unserialisable(exc, holder)
+        if self.settle(key, info.source):
             return holder[0]
         if info.refresh:
             claim = info.refresh_claim
