@@ -1,10 +1,16 @@
 // One cached entry: a fixed header followed in the same allocation by the key
 // bytes and then the value bytes. It is linked into its shard's hash chain,
-// LRU list and (when it has a deadline) the shard's expiry heap. Every field
-// is guarded by the shard's mutex; after insertion only the links, the heap
-// slot and promoted_at change.
+// LRU list and (when it has a deadline) the shard's expiry heap.
+//
+// Readers find entries without the shard lock (see epoch.hpp): they follow
+// hnext and read the fields that never change after publication (hash,
+// lengths, deadline, namespace, inserted_at, the bytes) plus the two atomics
+// that steer promotion. Everything else is the shard lock's. Once unlinked,
+// an entry waits on its shard's retire list (chained through `next`, stamped
+// in `retire_epoch`) until no reader can still see it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -14,20 +20,25 @@ namespace cachekit::l1 {
 struct NsRecord;
 
 struct Entry {
-    // Read by every lookup: keep in the first cache line.
-    Entry *hnext = nullptr;  // hash chain (also the free list once unlinked)
-    uint64_t hash = 0;
-    uint64_t deadline = 0;     // kNever: no expiry
-    uint64_t promoted_at = 0;  // clock time of the last move to the LRU head
-    NsRecord *ns = nullptr;    // lives as long as the cache
-    uint64_t ns_gen = 0;       // the namespace generation when inserted
+    // The first 64 bytes hold everything a lookup reads.
+    std::atomic<Entry *> hnext{nullptr};  // hash chain; kept intact after unlink
+    uint64_t deadline = 0;                // kNever: no expiry
+    std::atomic<uint64_t> promoted_at{0};  // clock time of the last move to the LRU head
+    NsRecord *ns = nullptr;               // lives as long as the cache
+    uint64_t ns_gen = 0;                  // the namespace generation when inserted
+    uint32_t hash = 0;                    // low 32 bits of the key hash (bucket index, tag)
     uint32_t key_len = 0;
     uint32_t value_len = 0;
+    std::atomic<uint32_t> lru_seq{0};  // the shard's LRU sequence at the last move to the head
+    // Shard lock only from here on.
     uint32_t heap_index = kNoHeap;
-    // Touched on promotion, eviction and metadata reads only.
-    Entry *prev = nullptr;     // LRU: towards the head (most recent)
-    Entry *next = nullptr;     // LRU: towards the tail (least recent)
-    uint64_t inserted_at = 0;  // clock time of the put
+    uint32_t linked = 0;  // 1 while in the shard's index and LRU list
+    Entry *next = nullptr;  // LRU: towards the tail; once retired: the next retired entry
+    union {
+        Entry *prev = nullptr;  // LRU: towards the head (most recent)
+        uint64_t retire_epoch;  // once retired: the epoch stamp
+    };
+    uint64_t inserted_at = 0;  // clock time of the put (immutable, readers may read it)
 
     static constexpr uint32_t kNoHeap = UINT32_MAX;
 
@@ -37,6 +48,8 @@ struct Entry {
     std::string_view value() const noexcept { return {key_data() + key_len, value_len}; }
     size_t charge() const noexcept;
 };
+
+static_assert(sizeof(Entry) == 88, "entry_charge() below assumes an 88-byte header");
 
 // The bytes an entry costs, counted honestly and for the worst case: the
 // malloc chunk of header + key + value (glibc: 8-byte size field, 16-byte

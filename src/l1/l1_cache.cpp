@@ -29,6 +29,7 @@ L1Cache::L1Cache(const Options &o)
     if (o.sweep_batch == 0) fail(CACHEKIT_EINVAL, "L1 sweep_batch must be positive");
     unsigned n = o.shards == 0 ? kDefaultShards : std::bit_ceil(o.shards);
     shard_mask_ = n - 1;
+    retire_slack_ = max_bytes_ / (16 * uint64_t(n));
     shards_.reserve(n);
     for (unsigned i = 0; i < n; ++i) shards_.push_back(std::make_unique<Shard>());
     if (o.sweep_interval_ms > 0)
@@ -38,19 +39,23 @@ L1Cache::L1Cache(const Options &o)
 
 L1Cache::~L1Cache() {
     sweeper_.reset();
-    for (auto &s : shards_) free_chain(s->detach_all());
+    // No reader may be inside a cache being destroyed: everything goes now.
+    for (auto &s : shards_) {
+        free_chain(s->detach_all());
+        free_chain(s->take_all_retired());
+    }
 }
 
 void L1Cache::free_chain(Entry *chain) noexcept {
     while (chain != nullptr) {
-        Entry *nx = chain->hnext;
+        Entry *nx = chain->next;
         chain->~Entry();
         std::free(chain);
         chain = nx;
     }
 }
 
-void L1Cache::remove_locked(Shard &s, Entry *e, Reason why, Entry *&freed) noexcept {
+void L1Cache::remove_locked(Shard &s, Entry *e, Reason why) noexcept {
     s.unlink(e);
     switch (why) {
     case Reason::Replaced: break;
@@ -58,21 +63,60 @@ void L1Cache::remove_locked(Shard &s, Entry *e, Reason why, Entry *&freed) noexc
     case Reason::Expired: ++s.counters.expirations; break;
     case Reason::Invalidated: ++s.counters.invalidations; break;
     }
+    retire_locked(s, e);
     bytes_.fetch_sub(e->charge(), std::memory_order_acq_rel);
-    e->hnext = freed;
-    freed = e;
+}
+
+void L1Cache::retire_locked(Shard &s, Entry *e) noexcept {
+    // The stamp is read after the unlink (both seq_cst): a reader that can
+    // still reach e pinned an epoch no later than the stamp.
+    s.retire(e, EpochDomain::global().retire_stamp());
+    s.retired_bytes += e->charge();
+}
+
+uint64_t L1Cache::reclaim_below() noexcept {
+    uint64_t now = EpochDomain::global().current();
+    return now >= 2 ? now - 1 : 0;  // stamps with stamp + 2 <= now
+}
+
+Entry *L1Cache::take_reclaimable_locked(Shard &s) noexcept {
+    if (s.retired_head == nullptr && s.retired_tables.empty()) return nullptr;
+    Entry *chain = s.take_reclaimable(reclaim_below());
+    for (Entry *e = chain; e != nullptr; e = e->next) s.retired_bytes -= e->charge();
+    return chain;
+}
+
+void L1Cache::after_write(Shard &s, uint64_t retired_bytes) {
+    if (retired_bytes == 0) return;
+    EpochDomain &domain = EpochDomain::global();
+    domain.try_advance();
+    // Past its share of the slack, a shard frees its retired entries now
+    // rather than on its next write, so removed memory never lingers much
+    // beyond the budget.
+    if (retired_bytes <= retire_slack_) return;
+    domain.try_advance();
+    reclaim(s);
+}
+
+void L1Cache::reclaim(Shard &s) {
+    Entry *chain;
+    {
+        std::lock_guard lock(s.mu);
+        chain = take_reclaimable_locked(s);
+    }
+    free_chain(chain);
 }
 
 // Expired entries first (the heap top), then the LRU tail. O(log n).
-bool L1Cache::evict_one_locked(Shard &s, uint64_t now, Entry *&freed) noexcept {
+bool L1Cache::evict_one_locked(Shard &s, uint64_t now) noexcept {
     Entry *top = s.heap_top();
     if (top != nullptr && top->deadline <= now) {
-        remove_locked(s, top, Reason::Expired, freed);
+        remove_locked(s, top, Reason::Expired);
         return true;
     }
     Entry *victim = s.tail;
     if (victim == nullptr) return false;
-    remove_locked(s, victim, is_stale(victim) ? Reason::Invalidated : Reason::Evicted, freed);
+    remove_locked(s, victim, is_stale(victim) ? Reason::Invalidated : Reason::Evicted);
     return true;
 }
 
@@ -82,13 +126,17 @@ bool L1Cache::evict_elsewhere(const Shard *own, uint64_t now) {
     for (size_t i = 0; i < n; ++i) {
         Shard &s = *shards_[(start + i) & shard_mask_];
         if (&s == own) continue;
-        Entry *freed = nullptr;
+        Entry *reclaimed;
+        uint64_t retired;
         bool ok;
         {
             std::lock_guard lock(s.mu);
-            ok = evict_one_locked(s, now, freed);
+            reclaimed = take_reclaimable_locked(s);
+            ok = evict_one_locked(s, now);
+            retired = s.retired_bytes;
         }
-        free_chain(freed);
+        free_chain(reclaimed);
+        after_write(s, retired);
         if (ok) return true;
     }
     return false;
@@ -117,39 +165,72 @@ void L1Cache::note_hold(uint64_t ns) noexcept {
     }
 }
 
+// Deferred promotion: a hit moves its entry to the LRU head only when the
+// promote interval has passed since its last move and it has fallen out of
+// the most recent quarter of its shard (lru_seq counts moves to the head, so
+// fewer than count / 4 moves since its own means it is still in that
+// quarter). Most hits then write nothing at all. Interval 0: exact LRU.
+bool L1Cache::promotion_due(const Shard &s, const Entry *e, uint64_t now) const noexcept {
+    if (promote_interval_ == 0) return true;
+    uint64_t at = e->promoted_at.load(std::memory_order_relaxed);
+    if (now < at || now - at < promote_interval_) return false;
+    uint32_t moves_since = s.lru_seq.load(std::memory_order_relaxed) - e->lru_seq.load(std::memory_order_relaxed);
+    return moves_since > s.entries() / 4;
+}
+
+void L1Cache::copy_out(const Entry *e, cachekit_buf *out, EntryInfo *info) {
+    if (out != nullptr) buf_assign(out, e->key_data() + e->key_len, e->value_len);
+    if (info != nullptr) {
+        info->inserted_at_ns = e->inserted_at;
+        info->deadline_ns = e->deadline;
+        info->ns = e->ns->name;
+        info->value_size = e->value_len;
+    }
+}
+
 bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
     uint64_t h = hash_key(key);
     Shard &s = *shards_[shard_index(h)];
     uint64_t now = this->now();
-    Entry *freed = nullptr;
+    if (promote_interval_ != 0) {
+        // The lock-free hit: nothing shared is written unless the entry is
+        // due for promotion. Misses, expired and invalidated entries go on
+        // to the locked path, which removes and counts them.
+        EpochGuard guard;
+        bool gave_up = false;
+        Entry *e = s.find_unlocked(uint32_t(h), key, &gave_up);
+        if (e != nullptr && e->deadline > now && !is_stale(e)) {
+            copy_out(e, out, info);
+            if (promotion_due(s, e, now)) {
+                std::lock_guard lock(s.mu);
+                if (e->linked && promotion_due(s, e, now)) s.promote(e, now);
+            }
+            lock_free_hits_.add();
+            return true;
+        }
+    }
+    uint64_t retired = 0;
     {
         std::lock_guard lock(s.mu);
-        Entry *e = s.find(h, key);
+        Entry *e = s.find(uint32_t(h), key);
         if (e == nullptr) {
             ++s.counters.misses;
             return false;
         }
         if (e->deadline <= now) {
-            remove_locked(s, e, Reason::Expired, freed);
+            remove_locked(s, e, Reason::Expired);
         } else if (is_stale(e)) {
-            remove_locked(s, e, Reason::Invalidated, freed);
+            remove_locked(s, e, Reason::Invalidated);
         } else {
-            if (out != nullptr) buf_assign(out, e->key_data() + e->key_len, e->value_len);
-            if (info != nullptr) {
-                info->inserted_at_ns = e->inserted_at;
-                info->deadline_ns = e->deadline;
-                info->ns = e->ns->name;
-                info->value_size = e->value_len;
-            }
-            // Deferred promotion: a hot entry is relinked at most once per
-            // promote interval, so most hits write nothing but the counter.
-            if (now >= e->promoted_at && now - e->promoted_at >= promote_interval_) s.promote(e, now);
+            copy_out(e, out, info);
+            if (promotion_due(s, e, now)) s.promote(e, now);
             ++s.counters.hits;
             return true;
         }
         ++s.counters.misses;
+        retired = s.retired_bytes;
     }
-    free_chain(freed);
+    after_write(s, retired);
     return false;
 }
 
@@ -166,23 +247,27 @@ PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::str
     uint64_t h = hash_key(key);
     Shard &s = *shards_[shard_index(h)];
     size_t charge = entry_charge(key.size(), value.size());
-    Entry *freed = nullptr;
 
     if (value.size() > UINT32_MAX || charge > max_entry_bytes()) {
+        Entry *reclaimed;
+        uint64_t retired;
         {
             std::lock_guard lock(s.mu);
-            if (Entry *old = s.find(h, key)) remove_locked(s, old, Reason::Invalidated, freed);
+            reclaimed = take_reclaimable_locked(s);
+            if (Entry *old = s.find(uint32_t(h), key)) remove_locked(s, old, Reason::Invalidated);
             ++s.counters.rejected_too_large;
+            retired = s.retired_bytes;
         }
-        free_chain(freed);
+        free_chain(reclaimed);
+        after_write(s, retired);
         return PutResult::TooLarge;
     }
 
     NsRecord *rec = namespaces_.acquire(ns);
     void *mem = std::malloc(sizeof(Entry) + key.size() + value.size());
     if (mem == nullptr) throw std::bad_alloc();
-    Entry *e = new (mem) Entry;
-    e->hash = h;
+    Entry *e = new (mem) Entry;  // owned here until linked
+    e->hash = uint32_t(h);
     e->deadline = deadline;
     e->ns = rec;
     e->key_len = uint32_t(key.size());
@@ -192,34 +277,34 @@ PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::str
 
     for (;;) {
         uint64_t now = this->now();
-        bool stored = false;
+        Entry *reclaimed = nullptr;
+        uint64_t retired = 0;
+        bool stored = false, dropped = false;
         try {
             std::lock_guard lock(s.mu);
+            reclaimed = take_reclaimable_locked(s);
             uint64_t gen = rec->gen.load(std::memory_order_acquire);
             if (ticket != kNoTicket &&
                 (all_epoch_.load(std::memory_order_acquire) > ticket || gen > ticket ||
                  s.tomb[tomb_slot(h)] > ticket)) {
                 ++s.counters.dropped_fills;
-                e->hnext = freed;
-                freed = e;
-                e = nullptr;
+                dropped = true;
             } else {
                 s.prepare_insert();  // may throw; nothing changed yet
                 // The old copy's bytes pay for the new entry first: replacing
                 // a value of the same size touches the global counter not at all.
                 uint64_t credit = 0;
-                if (Entry *old = s.find(h, key)) {
+                if (Entry *old = s.find(uint32_t(h), key)) {
                     s.unlink(old);
+                    retire_locked(s, old);
                     credit = old->charge();
-                    old->hnext = freed;
-                    freed = old;
                 }
                 bool ok = true;
                 if (charge <= credit) {
                     if (credit > charge) bytes_.fetch_sub(credit - charge, std::memory_order_acq_rel);
                 } else {
                     uint64_t need = charge - credit;
-                    while (!(ok = try_reserve(need)) && evict_one_locked(s, now, freed)) {
+                    while (!(ok = try_reserve(need)) && evict_one_locked(s, now)) {
                     }
                     if (!ok && credit != 0) bytes_.fetch_sub(credit, std::memory_order_acq_rel);
                 }
@@ -231,14 +316,18 @@ PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::str
                     stored = true;
                 }
             }
+            retired = s.retired_bytes;
         } catch (...) {
-            free_chain(freed);
-            if (e != nullptr) free_chain(e);
+            free_chain(reclaimed);
+            free_unlinked(e);
             throw;
         }
-        free_chain(freed);
-        freed = nullptr;
-        if (e == nullptr) return PutResult::Invalidated;
+        free_chain(reclaimed);
+        after_write(s, retired);
+        if (dropped) {
+            free_unlinked(e);
+            return PutResult::Invalidated;
+        }
         if (stored) return PutResult::Stored;
         // This shard is empty and the budget is still full: make room in
         // another shard (one lock at a time, never nested) and try again.
@@ -246,19 +335,31 @@ PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::str
     }
 }
 
+void L1Cache::free_unlinked(Entry *e) noexcept {
+    e->next = nullptr;
+    free_chain(e);
+}
+
 bool L1Cache::invalidate(std::string_view key) {
     uint64_t h = hash_key(key);
     Shard &s = *shards_[shard_index(h)];
     uint64_t epoch = next_epoch();
-    Entry *freed = nullptr;
+    Entry *reclaimed;
+    uint64_t retired;
+    bool removed = false;
     {
         std::lock_guard lock(s.mu);
+        reclaimed = take_reclaimable_locked(s);
         uint64_t &tomb = s.tomb[tomb_slot(h)];
         if (epoch > tomb) tomb = epoch;
-        if (Entry *e = s.find(h, key)) remove_locked(s, e, Reason::Invalidated, freed);
+        if (Entry *e = s.find(uint32_t(h), key)) {
+            remove_locked(s, e, Reason::Invalidated);
+            removed = true;
+        }
+        retired = s.retired_bytes;
     }
-    bool removed = freed != nullptr;
-    free_chain(freed);
+    free_chain(reclaimed);
+    after_write(s, retired);
     return removed;
 }
 
@@ -275,16 +376,24 @@ void L1Cache::clear() {
     }
     for (auto &sp : shards_) {
         Shard &s = *sp;
-        Entry *chain;
+        Entry *reclaimed;
+        uint64_t released = 0, retired;
         {
             std::lock_guard lock(s.mu);
-            s.counters.invalidations += s.count;
-            chain = s.detach_all();
+            reclaimed = take_reclaimable_locked(s);
+            s.counters.invalidations += s.entries();
+            Entry *chain = s.detach_all();
+            while (chain != nullptr) {
+                Entry *nx = chain->next;
+                released += chain->charge();
+                retire_locked(s, chain);
+                chain = nx;
+            }
+            retired = s.retired_bytes;
         }
-        uint64_t released = 0;
-        for (Entry *e = chain; e != nullptr; e = e->hnext) released += e->charge();
         bytes_.fetch_sub(released, std::memory_order_acq_rel);
-        free_chain(chain);
+        free_chain(reclaimed);
+        after_write(s, retired);
     }
 }
 
@@ -296,16 +405,17 @@ size_t L1Cache::sweep() {
         // Expired entries, from the heap top, a batch per lock hold.
         for (;;) {
             uint64_t now = this->now();
-            Entry *freed = nullptr;
+            Entry *reclaimed;
             size_t n = 0;
             {
                 std::lock_guard lock(s.mu);
                 uint64_t t0 = MonotonicClock::read();
+                reclaimed = take_reclaimable_locked(s);
                 for (Entry *top; n < sweep_batch_ && (top = s.heap_top()) != nullptr && top->deadline <= now; ++n)
-                    remove_locked(s, top, Reason::Expired, freed);
+                    remove_locked(s, top, Reason::Expired);
                 note_hold(MonotonicClock::read() - t0);
             }
-            free_chain(freed);
+            free_chain(reclaimed);
             removed += n;
             if (n < sweep_batch_) break;
         }
@@ -314,7 +424,7 @@ size_t L1Cache::sweep() {
         size_t cursor = 0;
         uint64_t rehashes = 0;
         for (bool first = true;; first = false) {
-            Entry *freed = nullptr;
+            Entry *reclaimed;
             bool done = false;
             size_t n = 0;
             {
@@ -322,20 +432,22 @@ size_t L1Cache::sweep() {
                 if (s.ns_seen == ns_count) break;
                 if (first) rehashes = s.rehashes;
                 uint64_t t0 = MonotonicClock::read();
+                reclaimed = take_reclaimable_locked(s);
+                BucketTable *t = s.table.load(std::memory_order_relaxed);
                 size_t examined = 0;
-                while (cursor <= s.mask && examined < sweep_batch_) {
-                    Entry *e = s.buckets[cursor++];
+                while (cursor <= t->mask && examined < sweep_batch_) {
+                    Entry *e = t->slots()[cursor++].load(std::memory_order_relaxed);
                     while (e != nullptr) {
-                        Entry *nx = e->hnext;
+                        Entry *nx = e->hnext.load(std::memory_order_relaxed);
                         ++examined;
                         if (is_stale(e)) {
-                            remove_locked(s, e, Reason::Invalidated, freed);
+                            remove_locked(s, e, Reason::Invalidated);
                             ++n;
                         }
                         e = nx;
                     }
                 }
-                if (cursor > s.mask) {
+                if (cursor > t->mask) {
                     done = true;
                     // A rehash mid-walk may have hidden entries from us: keep
                     // the pass owed so the next sweep walks again.
@@ -343,11 +455,16 @@ size_t L1Cache::sweep() {
                 }
                 note_hold(MonotonicClock::read() - t0);
             }
-            free_chain(freed);
+            free_chain(reclaimed);
             removed += n;
             if (done) break;
         }
     }
+    // What the passes above retired is freed once the readers of its epoch
+    // are done: advance (twice when no reader holds us back) and reclaim.
+    EpochDomain::global().try_advance();
+    EpochDomain::global().try_advance();
+    for (auto &sp : shards_) reclaim(*sp);
     return removed;
 }
 
@@ -364,8 +481,10 @@ Stats L1Cache::stats() const {
         st.rejected_too_large += s.counters.rejected_too_large;
         st.invalidations += s.counters.invalidations;
         st.dropped_fills += s.counters.dropped_fills;
-        st.entries += s.count;
+        st.entries += s.entries();
+        st.retired_bytes += s.retired_bytes;
     }
+    st.hits += lock_free_hits_.total();
     st.bytes = bytes_.load(std::memory_order_acquire);
     st.peak_bytes = peak_bytes_.load(std::memory_order_relaxed);
     st.max_bytes = max_bytes_;

@@ -15,10 +15,12 @@
 #include "cachekit/cachekit.h"
 #include "l1/clock.hpp"
 #include "l1/entry.hpp"
+#include "l1/epoch.hpp"
 #include "l1/namespaces.hpp"
 #include "l1/shard.hpp"
 #include "l1/stats.hpp"
 #include "l1/sweeper.hpp"
+#include "metrics/striped_counter.hpp"
 
 namespace cachekit::l1 {
 
@@ -127,15 +129,24 @@ private:
     bool is_stale(const Entry *e) const noexcept {
         return e->ns_gen != e->ns->gen.load(std::memory_order_acquire);
     }
-    // Shard-locked helpers; removed entries are chained on `freed` (by hnext)
-    // and released after the lock is dropped.
-    void remove_locked(Shard &s, Entry *e, Reason why, Entry *&freed) noexcept;
-    bool evict_one_locked(Shard &s, uint64_t now, Entry *&freed) noexcept;
+    // Shard-locked helpers. Removed entries are retired (freed once no
+    // lock-free reader can hold them) and their bytes released at once.
+    void remove_locked(Shard &s, Entry *e, Reason why) noexcept;
+    void retire_locked(Shard &s, Entry *e) noexcept;
+    Entry *take_reclaimable_locked(Shard &s) noexcept;
+    bool evict_one_locked(Shard &s, uint64_t now) noexcept;
+    bool promotion_due(const Shard &s, const Entry *e, uint64_t now) const noexcept;
+    static void copy_out(const Entry *e, cachekit_buf *out, EntryInfo *info);
+    // Unlocked: after a write that left `retired_bytes` awaiting readers.
+    void after_write(Shard &s, uint64_t retired_bytes);
+    void reclaim(Shard &s);
+    static uint64_t reclaim_below() noexcept;
     bool evict_elsewhere(const Shard *own, uint64_t now);
     bool try_reserve(uint64_t bytes) noexcept;
     void note_peak(uint64_t bytes) noexcept;
     void note_hold(uint64_t ns) noexcept;
-    static void free_chain(Entry *chain) noexcept;
+    static void free_chain(Entry *chain) noexcept;  // a list chained by next
+    static void free_unlinked(Entry *e) noexcept;    // one entry never published
     uint64_t next_epoch() noexcept { return epoch_.fetch_add(1, std::memory_order_acq_rel) + 1; }
 
     const Clock *clock_;
@@ -144,8 +155,12 @@ private:
     uint64_t promote_interval_;
     size_t sweep_batch_;
     uint64_t shard_mask_;
+    uint64_t retire_slack_;  // retired bytes a shard may hold before freeing eagerly
     std::vector<std::unique_ptr<Shard>> shards_;
     NamespaceTable namespaces_;
+
+    // Lock-free hits, counted per thread so readers share no line.
+    metrics::StripedCounter lock_free_hits_;
 
     alignas(64) std::atomic<uint64_t> bytes_{0};
     std::atomic<uint64_t> peak_bytes_{0};

@@ -1,82 +1,168 @@
 #include "l1/shard.hpp"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
+
+#include "l1/epoch.hpp"
 
 namespace cachekit::l1 {
 
 namespace {
 constexpr size_t kInitialBuckets = 16;
+constexpr auto kSc = std::memory_order_seq_cst;
+constexpr auto kRelaxed = std::memory_order_relaxed;
+}  // namespace
+
+BucketTable *BucketTable::create(size_t buckets) {
+    void *mem = std::malloc(sizeof(BucketTable) + buckets * sizeof(std::atomic<Entry *>));
+    if (mem == nullptr) throw std::bad_alloc();
+    auto *t = new (mem) BucketTable{buckets - 1};
+    for (size_t i = 0; i < buckets; ++i) new (&t->slots()[i]) std::atomic<Entry *>(nullptr);
+    return t;
 }
 
-Shard::Shard() : buckets(new Entry *[kInitialBuckets]()), mask(kInitialBuckets - 1) {}
+void BucketTable::destroy(BucketTable *t) noexcept { std::free(t); }
 
-Shard::~Shard() = default;  // the owner frees the entries (see L1Cache)
+Shard::Shard() : table(BucketTable::create(kInitialBuckets)) {}
 
-Entry *Shard::find(uint64_t hash, std::string_view key) const noexcept {
-    for (Entry *e = buckets[hash & mask]; e != nullptr; e = e->hnext) {
-        if (e->hash == hash && e->key_len == key.size() &&
-            std::memcmp(e->key_data(), key.data(), key.size()) == 0)
+Shard::~Shard() {
+    // The owner has freed the entries (see L1Cache); the tables are ours.
+    BucketTable::destroy(table.load(kRelaxed));
+    for (RetiredTable &r : retired_tables) BucketTable::destroy(r.table);
+}
+
+Entry *Shard::find(uint32_t hash, std::string_view key) const noexcept {
+    BucketTable *t = table.load(kRelaxed);
+    for (Entry *e = t->slot(hash).load(kRelaxed); e != nullptr; e = e->hnext.load(kRelaxed)) {
+        if (e->hash == hash && e->key_len == key.size() && std::memcmp(e->key_data(), key.data(), key.size()) == 0)
             return e;
     }
     return nullptr;
 }
 
+Entry *Shard::find_unlocked(uint32_t hash, std::string_view key, bool *gave_up) const noexcept {
+    BucketTable *t = table.load(kSc);
+    Entry *e = t->slot(hash).load(kSc);
+    for (unsigned steps = 0; e != nullptr; e = e->hnext.load(kSc)) {
+        if (e->hash == hash && e->key_len == key.size() && std::memcmp(e->key_data(), key.data(), key.size()) == 0)
+            return e;
+        if (++steps == kMaxUnlockedSteps) {
+            *gave_up = true;
+            return nullptr;
+        }
+    }
+    // A rehash may have moved entries under us: a miss only counts if the
+    // table we walked is still the current one.
+    if (table.load(kSc) != t) *gave_up = true;
+    return nullptr;
+}
+
 void Shard::grow() {
-    size_t n = (mask + 1) * 2;
-    std::unique_ptr<Entry *[]> fresh(new Entry *[n]());
-    size_t m = n - 1;
-    for (size_t i = 0; i <= mask; ++i) {
-        Entry *e = buckets[i];
+    BucketTable *old = table.load(kRelaxed);
+    size_t n = (old->mask + 1) * 2;
+    retired_tables.reserve(retired_tables.size() + 1);  // may throw: nothing changed yet
+    BucketTable *fresh = BucketTable::create(n);
+    // Entries move one at a time; a reader walking the old table may be led
+    // into the new one and miss, which it detects (find_unlocked) and retries.
+    for (size_t i = 0; i <= old->mask; ++i) {
+        Entry *e = old->slots()[i].load(kRelaxed);
         while (e != nullptr) {
-            Entry *nx = e->hnext;
-            e->hnext = fresh[e->hash & m];
-            fresh[e->hash & m] = e;
+            Entry *nx = e->hnext.load(kRelaxed);
+            std::atomic<Entry *> &dst = fresh->slot(e->hash);
+            e->hnext.store(dst.load(kRelaxed), kSc);
+            dst.store(e, kRelaxed);  // not yet published
             e = nx;
         }
     }
-    buckets = std::move(fresh);
-    mask = m;
+    table.store(fresh, kSc);
+    retired_tables.push_back(RetiredTable{EpochDomain::global().retire_stamp(), old});
     ++rehashes;
 }
 
 void Shard::prepare_insert() {
-    if (count + 1 > mask + 1) grow();
+    if (entries() + 1 > bucket_count()) grow();
     if (heap.size() == heap.capacity()) heap.reserve(heap.empty() ? 16 : heap.size() * 2);
 }
 
 void Shard::link(Entry *e, uint64_t now) noexcept {
-    Entry *&slot = buckets[e->hash & mask];
-    e->hnext = slot;
-    slot = e;
+    std::atomic<Entry *> &slot = table.load(kRelaxed)->slot(e->hash);
+    e->hnext.store(slot.load(kRelaxed), kRelaxed);
     e->prev = nullptr;
     e->next = head;
     if (head) head->prev = e;
     head = e;
     if (!tail) tail = e;
-    e->promoted_at = now;
+    e->promoted_at.store(now, kRelaxed);
+    uint32_t seq = lru_seq.load(kRelaxed) + 1;
+    lru_seq.store(seq, kRelaxed);
+    e->lru_seq.store(seq, kRelaxed);
     if (e->deadline != UINT64_MAX) {
         heap.push_back(HeapNode{e->deadline, e});  // capacity reserved by prepare_insert
         heap_up(heap.size() - 1);
     } else {
         e->heap_index = Entry::kNoHeap;
     }
-    ++count;
+    e->linked = 1;
+    set_count(entries() + 1);
+    slot.store(e, kSc);  // publish: every field above is set
 }
 
 void Shard::unlink(Entry *e) noexcept {
-    Entry **pp = &buckets[e->hash & mask];
-    while (*pp != e) pp = &(*pp)->hnext;
-    *pp = e->hnext;
-    e->hnext = nullptr;
+    std::atomic<Entry *> *pp = &table.load(kRelaxed)->slot(e->hash);
+    while (pp->load(kRelaxed) != e) pp = &pp->load(kRelaxed)->hnext;
+    pp->store(e->hnext.load(kRelaxed), kSc);  // e keeps its hnext for readers on it
     if (e->prev) e->prev->next = e->next; else head = e->next;
     if (e->next) e->next->prev = e->prev; else tail = e->prev;
     e->prev = e->next = nullptr;
     if (e->heap_index != Entry::kNoHeap) heap_remove(e);
-    --count;
+    e->linked = 0;
+    set_count(entries() - 1);
+}
+
+void Shard::retire(Entry *e, uint64_t epoch) noexcept {
+    e->next = nullptr;
+    e->retire_epoch = epoch;
+    if (retired_tail) retired_tail->next = e; else retired_head = e;
+    retired_tail = e;
+    ++retired_count;
+}
+
+Entry *Shard::take_reclaimable(uint64_t reclaim_below) noexcept {
+    Entry *first = retired_head, *last = nullptr;
+    size_t n = 0;
+    for (Entry *e = retired_head; e != nullptr && e->retire_epoch < reclaim_below; e = e->next) {
+        last = e;
+        ++n;
+    }
+    if (last == nullptr) first = nullptr;
+    else {
+        retired_head = last->next;
+        if (retired_head == nullptr) retired_tail = nullptr;
+        last->next = nullptr;
+        retired_count -= n;
+    }
+    size_t kept = 0;
+    for (RetiredTable &r : retired_tables) {
+        if (r.epoch < reclaim_below) BucketTable::destroy(r.table);
+        else retired_tables[kept++] = r;
+    }
+    retired_tables.resize(kept);
+    return first;
+}
+
+Entry *Shard::take_all_retired() noexcept {
+    Entry *all = retired_head;
+    retired_head = retired_tail = nullptr;
+    retired_count = 0;
+    return all;
 }
 
 void Shard::promote(Entry *e, uint64_t now) noexcept {
-    e->promoted_at = now;
+    e->promoted_at.store(now, kRelaxed);
+    uint32_t seq = lru_seq.load(kRelaxed) + 1;
+    lru_seq.store(seq, kRelaxed);
+    e->lru_seq.store(seq, kRelaxed);
     if (e == head) return;
     e->prev->next = e->next;
     if (e->next) e->next->prev = e->prev; else tail = e->prev;
@@ -87,17 +173,16 @@ void Shard::promote(Entry *e, uint64_t now) noexcept {
 }
 
 Entry *Shard::detach_all() noexcept {
-    Entry *list = nullptr;
-    for (Entry *e = head; e != nullptr;) {
-        Entry *nx = e->next;
-        e->hnext = list;
-        list = e;
-        e = nx;
+    BucketTable *t = table.load(kRelaxed);
+    for (size_t i = 0; i <= t->mask; ++i) t->slots()[i].store(nullptr, kSc);
+    for (Entry *e = head; e != nullptr; e = e->next) {
+        if (e->heap_index != Entry::kNoHeap) e->heap_index = Entry::kNoHeap;
+        e->linked = 0;
     }
-    std::memset(buckets.get(), 0, sizeof(Entry *) * (mask + 1));
+    Entry *list = head;  // already chained by next, head to tail
     head = tail = nullptr;
     heap.clear();
-    count = 0;
+    set_count(0);
     return list;
 }
 

@@ -1,10 +1,16 @@
 // One shard of the L1 cache: a mutex, an intrusive chained hash index, an
 // intrusive doubly linked LRU list, an indexed min-heap of deadlines (the
-// expiry queue) and counters. Every member function requires `mu` held by the
-// caller (L1Cache does the locking); none of them allocates except
-// prepare_insert().
+// expiry queue), counters, and the retire list of unlinked entries waiting
+// for their readers to finish (see epoch.hpp).
+//
+// Writers hold `mu` for every member function except find_unlocked(), which
+// lock-free readers call inside an EpochGuard. The index is published with
+// seq_cst atomics so those readers see either an entry's old or new links,
+// never a torn one; unlinked entries keep their hnext so a reader standing on
+// one can walk on.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -26,21 +32,34 @@ struct ShardCounters {
     uint64_t dropped_fills = 0;
 };
 
+// The bucket array and its mask in one block, so a reader always gets a
+// matching pair.
+struct BucketTable {
+    size_t mask;  // bucket count - 1 (a power of two)
+    std::atomic<Entry *> *slots() noexcept { return reinterpret_cast<std::atomic<Entry *> *>(this + 1); }
+    std::atomic<Entry *> &slot(uint32_t hash) noexcept { return slots()[hash & mask]; }
+
+    static BucketTable *create(size_t buckets);  // throws std::bad_alloc
+    static void destroy(BucketTable *t) noexcept;
+};
+
 struct alignas(64) Shard {
     static constexpr size_t kTombSlots = 64;
+    static constexpr unsigned kMaxUnlockedSteps = 64;  // chain links a lock-free lookup walks
 
     Shard();
     ~Shard();
     Shard(const Shard &) = delete;
     Shard &operator=(const Shard &) = delete;
 
-    // The hot read path touches mu, the counters and the bucket array first:
-    // keep them together.
-    std::mutex mu;
+    // Read by every lock-free lookup; written only by a rehash.
+    std::atomic<BucketTable *> table;
+    // Read by lock-free hits to decide on promotion; written under mu.
+    alignas(64) std::atomic<uint32_t> lru_seq{0};  // bumped by every move to the LRU head
+    std::atomic<uint32_t> count{0};                // entries linked
+    // Writers' state, all under mu.
+    alignas(64) std::mutex mu;
     ShardCounters counters;
-    std::unique_ptr<Entry *[]> buckets;
-    size_t mask = 0;   // bucket count - 1 (a power of two)
-    size_t count = 0;  // entries linked
     Entry *head = nullptr;  // most recently used
     Entry *tail = nullptr;  // least recently used
     // Expiry queue: a 4-ary min-heap of (deadline, entry) nodes, so sifting
@@ -57,21 +76,47 @@ struct alignas(64) Shard {
     uint64_t tomb[kTombSlots] = {};
     // Sweeper state: the namespace-invalidation count the last full pass saw.
     uint64_t ns_seen = 0;
+    // Unlinked entries (oldest first, chained by next) and replaced bucket
+    // tables, each with its epoch stamp, until no reader can hold them.
+    Entry *retired_head = nullptr;
+    Entry *retired_tail = nullptr;
+    size_t retired_count = 0;
+    uint64_t retired_bytes = 0;  // their entry_charge() total
+    struct RetiredTable {
+        uint64_t epoch;
+        BucketTable *table;
+    };
+    std::vector<RetiredTable> retired_tables;
 
-    Entry *find(uint64_t hash, std::string_view key) const noexcept;
+    // Locked lookup.
+    Entry *find(uint32_t hash, std::string_view key) const noexcept;
+    // Lock-free lookup, inside an EpochGuard. Sets *gave_up when the walk
+    // was cut short (a long chain, or one being rehashed under it): the
+    // caller then asks again under the lock.
+    Entry *find_unlocked(uint32_t hash, std::string_view key, bool *gave_up) const noexcept;
     // Make room so that link() cannot fail. May throw std::bad_alloc.
     void prepare_insert();
     // Insert at the LRU head (and into the heap when it has a deadline).
     void link(Entry *e, uint64_t now) noexcept;
+    // Remove from the index, the LRU list and the heap; e stays readable.
     void unlink(Entry *e) noexcept;
+    // Queue an unlinked entry for freeing once `epoch` is two steps behind.
+    void retire(Entry *e, uint64_t epoch) noexcept;
+    // Detach the retired entries older than `reclaim_below` (chained by next)
+    // and free the bucket tables retired that long ago.
+    Entry *take_reclaimable(uint64_t reclaim_below) noexcept;
     void promote(Entry *e, uint64_t now) noexcept;
     Entry *heap_top() const noexcept { return heap.empty() ? nullptr : heap.front().entry; }
-    size_t bucket_count() const noexcept { return mask + 1; }
-    // Detach everything: returns the entries as a list chained by hnext.
+    size_t entries() const noexcept { return count.load(std::memory_order_relaxed); }
+    size_t bucket_count() const noexcept { return table.load(std::memory_order_relaxed)->mask + 1; }
+    // Unlink everything: returns the entries as a list chained by next.
     Entry *detach_all() noexcept;
+    // Everything retired, whatever its epoch: for the owner's destructor.
+    Entry *take_all_retired() noexcept;
 
 private:
     void grow();
+    void set_count(size_t n) noexcept { count.store(uint32_t(n), std::memory_order_relaxed); }
     void heap_place(size_t i, HeapNode n) noexcept {
         heap[i] = n;
         n.entry->heap_index = uint32_t(i);

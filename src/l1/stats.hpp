@@ -1,6 +1,6 @@
 // Counters of the L1 cache. Each shard keeps its own cells, updated under
-// the shard mutex it already holds (no extra atomic on the hot path);
-// L1Cache::stats() sums them, so totals are exact once writers are quiet.
+// the shard mutex it already holds; lock-free hits count in per-thread cells
+// instead. L1Cache::stats() sums them all, so totals are exact.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,7 @@ struct Stats {
     uint64_t max_bytes = 0;
     uint64_t namespaces = 0;         // namespace records kept
     uint64_t sweep_max_hold_ns = 0;  // longest shard-lock hold of one sweep batch
+    uint64_t retired_bytes = 0;  // removed entries not yet freed (awaiting readers), not in `bytes`
 };
 
 }  // namespace cachekit::l1

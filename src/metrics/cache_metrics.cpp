@@ -1,40 +1,37 @@
 #include "metrics/cache_metrics.hpp"
 
-#include <atomic>
-
 namespace cachekit::metrics {
-namespace {
-std::atomic<uint64_t> next_cache_id{1};
 
-struct LastLookup {
-    uint64_t cache_id = 0;
-    std::string ns;
-    NamespaceMetrics *metrics = nullptr;
-};
-thread_local LastLookup last_lookup;
-}  // namespace
-
-CacheMetrics::CacheMetrics() : id_(next_cache_id.fetch_add(1, std::memory_order_relaxed)) {}
+CacheMetrics::CacheMetrics() = default;
 
 NamespaceMetrics &CacheMetrics::of(std::string_view ns) {
-    LastLookup &last = last_lookup;
-    if (last.cache_id == id_ && last.ns == ns) return *last.metrics;
-    NamespaceMetrics *found = nullptr;
+    for (const auto &slot : hot_) {
+        NamespaceMetrics *m = slot.load(std::memory_order_acquire);
+        if (m == nullptr) break;  // slots fill in order
+        if (m->ns == ns) return *m;
+    }
+    return find_or_create(ns);
+}
+
+NamespaceMetrics &CacheMetrics::find_or_create(std::string_view ns) {
     {
         std::shared_lock lock(mutex_);
         auto it = by_ns_.find(std::string(ns));
-        if (it != by_ns_.end()) found = it->second.get();
+        if (it != by_ns_.end()) return *it->second;
     }
-    if (!found) {
-        std::unique_lock lock(mutex_);
-        auto &slot = by_ns_[std::string(ns)];
-        if (!slot) slot = std::make_unique<NamespaceMetrics>(std::string(ns));
-        found = slot.get();
+    std::unique_lock lock(mutex_);
+    auto &owned = by_ns_[std::string(ns)];
+    if (owned) return *owned;
+    owned = std::make_unique<NamespaceMetrics>(std::string(ns));
+    // Give it a hot slot if one is free (slots are claimed under the lock,
+    // so they fill in order and a name never takes two).
+    for (auto &slot : hot_) {
+        if (slot.load(std::memory_order_relaxed) == nullptr) {
+            slot.store(owned.get(), std::memory_order_release);
+            break;
+        }
     }
-    last.cache_id = id_;
-    last.ns.assign(ns);
-    last.metrics = found;
-    return *found;
+    return *owned;
 }
 
 std::vector<const NamespaceMetrics *> CacheMetrics::all() const {

@@ -1,7 +1,10 @@
 // The metrics of one cache, per namespace: recorded without a shared lock on
-// the hot path (striped counters, a per-thread lookup cache), read exactly.
+// the hot path (striped counters; the first namespaces found through a small
+// table that is only ever written once per slot), read exactly.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -33,7 +36,13 @@ public:
     std::vector<const NamespaceMetrics *> all() const;
 
 private:
-    const uint64_t id_;  // tells this cache's entries apart in the per-thread lookup cache
+    NamespaceMetrics &find_or_create(std::string_view ns);
+
+    // The first namespaces a cache meets (most caches have one or a few):
+    // each slot is set once and never changes, so the lookup reads a line
+    // nobody writes. Later namespaces go through the map.
+    static constexpr size_t kHotSlots = 8;
+    std::array<std::atomic<NamespaceMetrics *>, kHotSlots> hot_{};
     mutable std::shared_mutex mutex_;
     std::unordered_map<std::string, std::unique_ptr<NamespaceMetrics>> by_ns_;
 };

@@ -34,6 +34,7 @@ struct MEntry {
     std::string key, value, ns;
     uint64_t deadline, promoted_at, ns_gen;
     size_t charge;
+    uint32_t lru_seq;  // the model's move-to-head count at this entry's last move
 };
 
 // The exact reference: one LRU list, linear scans, no cleverness.
@@ -43,6 +44,7 @@ struct Model {
     std::map<std::string, std::list<MEntry>::iterator> index;
     std::map<std::string, uint64_t> ns_gen;
     uint64_t bytes = 0;
+    uint32_t lru_seq = 0;  // moves to the LRU head so far
     Stats st;
 
     enum Why { Replaced, Evicted, Expired, Invalidated };
@@ -88,7 +90,7 @@ struct Model {
         }
         if (old != index.end()) remove(old->second, Replaced);
         while (bytes + charge > kBudget) assert_true(evict_one(now));
-        lru.push_front(MEntry{key, value, ns, deadline, now, ns_gen[ns], charge});
+        lru.push_front(MEntry{key, value, ns, deadline, now, ns_gen[ns], charge, ++lru_seq});
         index[key] = lru.begin();
         bytes += charge;
         ++st.inserts;
@@ -113,8 +115,14 @@ struct Model {
             return false;
         }
         *value = it->value;
-        if (now >= it->promoted_at && now - it->promoted_at >= promote_interval) {
+        // Promotion as the engine defers it: the interval has passed and the
+        // entry is no longer among the most recent quarter of the list.
+        bool due = promote_interval == 0 ||
+                   (now >= it->promoted_at && now - it->promoted_at >= promote_interval &&
+                    uint32_t(lru_seq - it->lru_seq) > lru.size() / 4);
+        if (due) {
             it->promoted_at = now;
+            it->lru_seq = ++lru_seq;
             lru.splice(lru.begin(), lru, it);
         }
         ++st.hits;
