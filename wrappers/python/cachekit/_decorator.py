@@ -17,7 +17,7 @@ from urllib.parse import quote
 from cachekit import _codec
 from cachekit._core import (SOURCE_L1, SOURCE_L2, SOURCE_LOADED, SOURCE_WAITED, BackendError, CacheKitError,
                             ConfigurationError, CoreCache, Backend, lib)
-from cachekit._objcache import ObjectCache, estimate_size
+from cachekit._objcache import HIT, LEAD, SELF, Flight, ObjectCache, estimate_size
 
 log = logging.getLogger("cachekit")
 
@@ -27,6 +27,11 @@ _UNSET: Any = object()
 _PROCESS_ID = _uuid.uuid4().hex
 _ONE_YEAR = 31_536_000.0
 _MAX_TRACKED_KEYS = 100_000
+# How long an object-mode single-flight waiter waits for the leader before it
+# computes for itself: the core's load_timeout_ms default (30000, see
+# cachekit_cache_options and src/cache/cache_config.cpp), which bounds the
+# core's own single-flight waits.
+_LOAD_TIMEOUT = 30.0
 
 # Simple scalars whose args tuple may key a dict memo directly. bool, float and
 # the numeric tower are excluded because they compare equal to ints.
@@ -170,6 +175,7 @@ class _Cached:
                             * (1 << 20))
             self.objects = ObjectCache(opts.get("max_entries"), max_bytes)
             self.obj_ttl = self.ttl if self.ttl else _ONE_YEAR
+            self.load_timeout = _LOAD_TIMEOUT
             self.core = None
         else:
             self.objects = None
@@ -325,8 +331,7 @@ class _Cached:
             self.invalidate_all()
             return
         if self.objects is not None:
-            k = self.obj_key(args, kwargs)
-            self.objects.pop(k)
+            self.objects.invalidate(self.obj_key(args, kwargs))
             return
         key = self.cached_key(args, kwargs)
         self.core.invalidate(self.ns_bytes, key)
@@ -371,13 +376,36 @@ class _Cached:
                 return args
         return (_PACKED, _codec.pack_auto_args(args, kwargs))
 
-    def obj_store(self, key: Any, value: Any, types: Any) -> None:
+    def obj_entry(self, key: Any, value: Any, types: Any) -> list:
         now = time.monotonic()
         ttl = self.obj_ttl
         stale = now + ttl * self.swr_ratio * random.uniform(0.9, 1.1) if self.swr_enabled else now + ttl
         size = estimate_size(value) + (estimate_size(key) if not isinstance(key, tuple) else 64)
-        entry = [value, now + ttl, 0, min(stale, now + ttl), size, types, 0]
-        self.objects.put(key, entry, now)
+        return [value, now + ttl, 0, min(stale, now + ttl), size, types, 0]
+
+    def count_miss(self) -> None:
+        with self.lock:
+            self.misses += 1
+            self.last_op = time.time()
+
+    def count_waited(self) -> None:
+        # A caller that got another caller's load counts as an L1 hit (as with an L2).
+        with self.lock:
+            self.l1_hits += 1
+            self.last_op = time.time()
+
+    def deadlock(self) -> CacheKitError:
+        return CacheKitError(lib.CACHEKIT_EDEADLOCK,
+                             f"{self.module}.{self.qualname} called itself with the same arguments while computing "
+                             "them: the value it is computing cannot be waited for")
+
+    def waited(self, f: Flight) -> Any:
+        """A settled flight's outcome for one of its waiters (not abandoned)."""
+        if f.error is not None:
+            self.count_miss()
+            raise f.error.with_traceback(f.tb)
+        self.count_waited()
+        return f.value
 
     def obj_slow(self, args: tuple, kwargs: dict) -> Any:
         if "_bypass_cache" in kwargs:
@@ -398,12 +426,93 @@ class _Cached:
                 if now >= e[3] and self.swr_enabled:
                     self.obj_refresh(key, args, kwargs, types, e)
                 return e[0]
-            self.objects.pop(key)
-        with self.lock:
-            self.misses += 1
-            self.last_op = time.time()
-        value = self.fn(*args, **kwargs)
-        self.obj_store(key, value, types)
+            self.objects.discard(key, e)
+        return self.obj_load(key, args, kwargs, types)
+
+    def obj_load(self, key: Any, args: tuple, kwargs: dict, types: Any) -> Any:
+        """A miss in object mode, single-flight across threads: the first caller
+        computes, the others wait (up to load_timeout, then compute for
+        themselves) and get the very same object or exception."""
+        objects = self.objects
+        me = threading.get_ident()
+        while True:
+            role, x = objects.join(key, me, time.monotonic())
+            if role == HIT:
+                return x
+            if role == LEAD:
+                return self.obj_lead(key, x, args, kwargs, types)
+            if role == SELF:
+                raise self.deadlock()
+            f: Flight = x
+            if not f.event.wait(self.load_timeout):
+                # The leader is too slow: compute here; store only while its flight is current.
+                self.count_miss()
+                value = self.fn(*args, **kwargs)
+                objects.land(key, f, self.obj_entry(key, value, types), time.monotonic())
+                return value
+            if not f.abandoned:
+                return self.waited(f)
+            # The leader was interrupted (KeyboardInterrupt, SystemExit...): start over.
+
+    def obj_lead(self, key: Any, f: Flight, args: tuple, kwargs: dict, types: Any) -> Any:
+        objects = self.objects
+        self.count_miss()
+        try:
+            value = self.fn(*args, **kwargs)
+        except Exception as exc:
+            objects.settle(key, f, error=exc, tb=exc.__traceback__)
+            raise
+        except BaseException:
+            objects.settle(key, f, abandoned=True)
+            raise
+        try:
+            objects.land(key, f, self.obj_entry(key, value, types), time.monotonic())
+        finally:
+            objects.settle(key, f, value=value)
+        return value
+
+    async def obj_aload(self, key: Any, args: tuple, kwargs: dict, types: Any) -> Any:
+        """obj_load for coroutine functions: one task computes, the others await
+        its outcome (from any event loop) without blocking their loop."""
+        objects = self.objects
+        me = asyncio.current_task() or object()
+        loop = asyncio.get_running_loop()
+        while True:
+            role, x = objects.join(key, me, time.monotonic())
+            if role == HIT:
+                return x
+            if role == LEAD:
+                return await self.obj_alead(key, x, args, kwargs, types)
+            if role == SELF:
+                raise self.deadlock()
+            f: Flight = x
+            fut = objects.listen(f, loop)
+            if fut is not None:
+                try:
+                    await asyncio.wait_for(fut, self.load_timeout)
+                except asyncio.TimeoutError:
+                    self.count_miss()
+                    value = await self.fn(*args, **kwargs)
+                    objects.land(key, f, self.obj_entry(key, value, types), time.monotonic())
+                    return value
+            if not f.abandoned:
+                return self.waited(f)
+
+    async def obj_alead(self, key: Any, f: Flight, args: tuple, kwargs: dict, types: Any) -> Any:
+        objects = self.objects
+        self.count_miss()
+        try:
+            value = await self.fn(*args, **kwargs)
+        except Exception as exc:
+            objects.settle(key, f, error=exc, tb=exc.__traceback__)
+            raise
+        except BaseException:  # cancelled: the waiters start over
+            objects.settle(key, f, abandoned=True)
+            raise
+        try:
+            objects.land(key, f, self.obj_entry(key, value, types), time.monotonic())
+        finally:
+            objects.settle(key, f, value=value)
         return value
 
     def obj_refresh(self, key: Any, args: tuple, kwargs: dict, types: Any, e: list) -> None:
@@ -416,8 +525,8 @@ class _Cached:
         def run() -> None:
             try:
                 value = self.fn(*args, **kwargs)
-                if self.objects.data.get(key) is e:  # generation unchanged
-                    self.obj_store(key, value, types)
+                # Lands only over the entry it refreshes (not after an invalidation or a newer fill).
+                self.objects.replace(key, e, self.obj_entry(key, value, types), time.monotonic())
             except Exception:
                 log.debug("cachekit: background refresh failed", exc_info=True)
             finally:
@@ -515,12 +624,7 @@ class _Cached:
             if e is not None and now < e[1]:
                 e[2] += 1
                 return e[0]
-            with self.lock:
-                self.misses += 1
-                self.last_op = time.time()
-            value = await self.fn(*args, **kwargs)
-            self.obj_store(key, value, types)
-            return value
+            return await self.obj_aload(key, args, kwargs, types)
         loop = asyncio.get_running_loop()
         holder: list = []
         fn = self.fn

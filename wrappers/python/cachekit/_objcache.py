@@ -3,6 +3,12 @@ very objects, with TTL, an entry bound and a byte budget (recursive getsizeof
 estimate), CLOCK (second-chance) eviction approximating LRU, and an optional
 stale-while-revalidate refresh.
 
+Misses are single-flight: the first caller of a key leads a Flight (runs the
+function), later callers wait for its outcome. A fill lands only while its
+flight is still the key's current one: invalidate() and clear() detach the
+flights in progress, so a value computed before an invalidation is handed to
+the callers that were already waiting but never stored.
+
 Entries are lists [value, expires_at, hits, stale_at, size, types, hits_at_last_clock_pass]; the hot
 path in the decorator reads them directly.
 """
@@ -15,6 +21,34 @@ from typing import Any, Optional
 
 # Entry slots
 VALUE, EXPIRES, HITS, STALE, SIZE, TYPES, REF = range(7)
+
+# join() outcomes
+HIT, LEAD, WAIT, SELF = range(4)
+
+
+class Flight:
+    """One in-flight load of a key. The leader settles it exactly once with a
+    value, an exception, or `abandoned` (it was interrupted by a
+    BaseException: waiters retry). Thread waiters block on `event`; async
+    waiters register a future of their own loop in `listeners`."""
+
+    __slots__ = ("owner", "event", "done", "value", "error", "tb", "abandoned", "waiters", "listeners")
+
+    def __init__(self, owner: Any) -> None:
+        self.owner = owner  # the leading thread's ident, or its asyncio task
+        self.event = threading.Event()
+        self.done = False
+        self.value: Any = None
+        self.error: Optional[BaseException] = None
+        self.tb: Any = None
+        self.abandoned = False
+        self.waiters = 0
+        self.listeners: list = []
+
+
+def _wake(fut: Any) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 def estimate_size(obj: Any, _depth: int = 0) -> int:
@@ -40,6 +74,7 @@ class ObjectCache:
         self.lock = threading.RLock()
         self.evicted_hits = 0  # hits of entries no longer held (for cache_info)
         self.evictions = 0
+        self.flights: dict = {}  # key -> Flight in progress (touched on misses only)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -99,10 +134,83 @@ class ObjectCache:
                 self.evicted_hits += e[HITS]
             return e
 
+    def discard(self, key: Any, entry: list) -> None:
+        """Drop `entry` (an expired one) unless it was replaced meanwhile."""
+        with self.lock:
+            if self.data.get(key) is entry:
+                self._drop(key)
+
+    def invalidate(self, key: Any) -> None:
+        """Forget the entry and detach the key's flight: its value will not land."""
+        with self.lock:
+            self.flights.pop(key, None)
+            self.pop(key)
+
     def clear(self) -> None:
         with self.lock:
             self.data.clear()
             self.bytes = 0
+            self.flights.clear()
+
+    # Single-flight ----------------------------------------------------------
+
+    def join(self, key: Any, owner: Any, now: float) -> tuple:
+        """A missing caller's next step: (HIT, value) when a fresh entry landed
+        meanwhile, (LEAD, flight) to compute, (WAIT, flight) to wait for the
+        leader, (SELF, flight) when `owner` already leads this key."""
+        with self.lock:
+            e = self.data.get(key)
+            if e is not None and now < e[EXPIRES]:
+                e[HITS] += 1
+                return HIT, e[VALUE]
+            f = self.flights.get(key)
+            if f is None:
+                f = self.flights[key] = Flight(owner)
+                return LEAD, f
+            if f.owner == owner:
+                return SELF, f
+            f.waiters += 1
+            return WAIT, f
+
+    def land(self, key: Any, flight: Flight, entry: list, now: float) -> bool:
+        """Store a loaded entry if `flight` is still the key's current flight
+        (no invalidation or clear since it began, not settled yet)."""
+        with self.lock:
+            if self.flights.get(key) is not flight:
+                return False
+            return self.put(key, entry, now)
+
+    def replace(self, key: Any, old: list, entry: list, now: float) -> bool:
+        """Store a refreshed entry only over the very entry it refreshes."""
+        with self.lock:
+            if self.data.get(key) is not old:
+                return False
+            return self.put(key, entry, now)
+
+    def settle(self, key: Any, flight: Flight, value: Any = None, error: Optional[BaseException] = None,
+               tb: Any = None, abandoned: bool = False) -> None:
+        """End a flight and release its waiters (threads and event loops)."""
+        with self.lock:
+            if self.flights.get(key) is flight:
+                del self.flights[key]
+            flight.value, flight.error, flight.tb, flight.abandoned = value, error, tb, abandoned
+            flight.done = True
+            listeners, flight.listeners = flight.listeners, []
+        flight.event.set()
+        for loop, fut in listeners:
+            try:
+                loop.call_soon_threadsafe(_wake, fut)
+            except RuntimeError:  # that loop is closed: nobody is waiting there any more
+                pass
+
+    def listen(self, flight: Flight, loop: Any) -> Any:
+        """A future of `loop` resolved when `flight` settles (None if it has)."""
+        with self.lock:
+            if flight.done:
+                return None
+            fut = loop.create_future()
+            flight.listeners.append((loop, fut))
+            return fut
 
     def total_hits(self) -> int:
         with self.lock:
