@@ -105,18 +105,20 @@ bool Cache::read_l1(std::string_view ns, std::string_view key, cachekit_buf *out
                     metrics::NamespaceMetrics &m) {
     if (!l1_) return false;
     l1::EntryInfo entry;
+    // The entry's times matter only for SWR or a caller's lookup report.
+    l1::EntryInfo *want = info || config_.swr ? &entry : nullptr;
     if (config_.keyring) {
         // Encrypted caches keep ciphertext in L1 and open it on every hit.
         Buffer stored;
-        if (!l1_->get(key, stored.get(), &entry)) return false;
+        if (!l1_->get(key, stored.get(), want)) return false;
         std::string why;
         Verdict v = decode_stored(config_.value, key, stored.view(), out, &why);
         if (v != Verdict::Ok) return refused(v, ns, key, why, m);
-    } else if (!l1_->get(key, out, &entry)) {
+    } else if (!l1_->get(key, out, want)) {
         return false;
     }
     m.l1_hits.add();
-    const bool swr = config_.swr && entry.deadline_ns != l1::kNever && entry.deadline_ns > entry.inserted_at_ns;
+    const bool swr = want && config_.swr && entry.deadline_ns != l1::kNever && entry.deadline_ns > entry.inserted_at_ns;
     if (!info && !swr) return true;  // the common hit: no clock read
     const uint64_t now = l1_->now();
     if (info) {

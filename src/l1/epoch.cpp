@@ -2,6 +2,8 @@
 
 #include <new>
 
+#include <pthread.h>
+
 namespace cachekit::l1 {
 
 thread_local EpochSlot *EpochDomain::tls_slot_ = nullptr;
@@ -19,8 +21,25 @@ namespace {
 thread_local EpochSlotOwner slot_owner;
 }
 
+// In a child after fork() only the forking thread exists: slots the other
+// threads held (perhaps mid-lookup) would pin the epoch forever and no
+// retired entry would ever be freed again. Hand them back.
+void EpochDomain::forget_other_threads() noexcept {
+    EpochDomain &d = global();
+    for (EpochSlot *s = d.slots_.load(std::memory_order_seq_cst); s != nullptr; s = s->next) {
+        if (s == tls_slot_) continue;
+        s->pinned.store(0, std::memory_order_seq_cst);
+        s->in_use.store(false, std::memory_order_seq_cst);
+    }
+}
+
 EpochSlot *EpochDomain::register_thread() {
     EpochDomain &d = global();
+    static const bool fork_handler = [] {
+        pthread_atfork(nullptr, nullptr, [] { forget_other_threads(); });
+        return true;
+    }();
+    (void)fork_handler;
     EpochSlot *slot = nullptr;
     // Reuse the slot of a thread that has exited.
     for (EpochSlot *s = d.slots_.load(std::memory_order_seq_cst); s != nullptr; s = s->next) {

@@ -59,6 +59,7 @@ public:
 private:
     static EpochSlot *register_thread();
     static void release_thread_slot(EpochSlot *s) noexcept;
+    static void forget_other_threads() noexcept;
     friend struct EpochSlotOwner;
 
     // initial-exec: one pointer of static TLS, read without a call into the

@@ -4,7 +4,12 @@
 // every removed entry must be freed once the readers are gone. Meant to run
 // clean under TSan and ASan (a read of a freed entry would be reported).
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
 #include <thread>
 #include <vector>
 
@@ -137,6 +142,45 @@ void test_retired_entries_wait_for_pinned_reader(void **) {
     assert_int_equal(c.stats().bytes, 0);
 }
 
+// A thread pinned at fork() time does not exist in the child: its slot must
+// not hold the child's epoch back for ever.
+void test_fork_forgets_pinned_threads(void **) {
+    L1Cache c(one_shard());
+    c.put("", "k", std::string(1000, 'a'), 0);
+    std::mutex mu;
+    std::condition_variable cv;
+    bool pinned = false, release = false;
+    std::thread holder([&] {
+        EpochGuard reader;
+        std::unique_lock lock(mu);
+        pinned = true;
+        cv.notify_all();
+        cv.wait(lock, [&] { return release; });
+    });
+    {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return pinned; });
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        EpochDomain::global().try_advance();
+        c.invalidate("k");
+        c.sweep();
+        c.sweep();
+        _exit(c.stats().retired_bytes == 0 ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    {
+        std::lock_guard lock(mu);
+        release = true;
+    }
+    cv.notify_all();
+    holder.join();
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 }  // namespace
 
 int main(void) {
@@ -145,6 +189,7 @@ int main(void) {
         cmocka_unit_test(test_replace_and_remove_under_readers),
         cmocka_unit_test(test_hit_counts_exact),
         cmocka_unit_test(test_retired_entries_wait_for_pinned_reader),
+        cmocka_unit_test(test_fork_forgets_pinned_threads),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
