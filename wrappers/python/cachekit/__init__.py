@@ -14,7 +14,7 @@ import pkgutil as _pkgutil
 __path__ = _pkgutil.extend_path(__path__, __name__)
 
 from cachekit._core import (Backend, BackendError, CacheKitError, ConfigurationError, CoreCache,
-                            DecryptionAuthenticationError, IntegrityError, InteropError)
+                            DecryptionAuthenticationError, IntegrityError, InteropError, LoadFailed, LoadTimeout)
 from cachekit._codec import (UnsupportedArgument, decode_interop_value, encode_interop_value, interop_key)
 from cachekit._decorator import CacheInfo, cache
 
@@ -33,6 +33,7 @@ def library_version() -> str:
 
 __all__ = [
     "cache", "CacheInfo", "Backend", "CoreCache", "CacheKitError", "ConfigurationError", "BackendError",
-    "IntegrityError", "DecryptionAuthenticationError", "InteropError", "UnsupportedArgument",
+    "IntegrityError", "DecryptionAuthenticationError", "InteropError", "LoadFailed", "LoadTimeout",
+    "UnsupportedArgument",
     "generate_interop_key", "encode_interop_value", "decode_interop_value", "library_version",
 ]

@@ -8,7 +8,11 @@ ffi.buffer(ptr, size)[:].
 """
 from __future__ import annotations
 
+import os
+import re
 import threading
+import time
+from collections import OrderedDict
 from typing import Any, Callable, Optional
 
 try:
@@ -22,7 +26,7 @@ except ImportError as exc:  # pragma: no cover - depends on the build
 
 __all__ = [
     "ffi", "lib", "CacheKitError", "ConfigurationError", "InteropError", "BackendError",
-    "IntegrityError", "DecryptionAuthenticationError", "CoreCache", "Backend",
+    "IntegrityError", "DecryptionAuthenticationError", "LoadFailed", "LoadTimeout", "CoreCache", "Backend",
     "key_auto", "key_interop", "serializer_code", "msgpack_canonical", "msgpack_check",
     "SOURCE_NONE", "SOURCE_L1", "SOURCE_L2", "SOURCE_LOADED", "SOURCE_WAITED",
 ]
@@ -68,6 +72,24 @@ class DecryptionAuthenticationError(IntegrityError):
     """A ciphertext did not authenticate (fail-closed)."""
 
 
+class LoadFailed(CacheKitError):
+    """CoreCache.get_or_load: this caller waited for another caller's load of
+    the key and that load failed (CACHEKIT_EUSER). `error` is the very
+    exception the other caller's loader raised (`traceback` its traceback at
+    the time), or None when that loader was interrupted by a BaseException
+    (KeyboardInterrupt, cancellation...) or its exception is no longer kept:
+    then nothing is known but that the load did not happen."""
+
+    error: Optional[BaseException] = None
+    traceback: Any = None
+
+
+class LoadTimeout(BackendError):
+    """CoreCache.get_or_load: this caller waited load_timeout_ms for another
+    caller's load of the key and gave up (CACHEKIT_ETIMEOUT). The load itself
+    goes on, and stores its value when it ends."""
+
+
 _BACKEND_CODES = {lib.CACHEKIT_EBACKEND, lib.CACHEKIT_ETIMEOUT, lib.CACHEKIT_ECIRCUIT_OPEN, lib.CACHEKIT_EBUSY}
 _INTEGRITY_CODES = {lib.CACHEKIT_ECORRUPT, lib.CACHEKIT_EKEYNOTFOUND, lib.CACHEKIT_ECHECKSUM,
                     lib.CACHEKIT_EFRAME}
@@ -75,16 +97,17 @@ _INTEGRITY_CODES = {lib.CACHEKIT_ECORRUPT, lib.CACHEKIT_EKEYNOTFOUND, lib.CACHEK
 
 def last_error(code: int, cls: type[CacheKitError] | None = None) -> CacheKitError:
     msg = ffi.string(lib.cachekit_error_last_message()).decode("utf-8", "replace")
-    if cls is None:
-        if code in _BACKEND_CODES:
-            cls = BackendError
-        elif code == lib.CACHEKIT_EAUTH:
-            cls = DecryptionAuthenticationError
-        elif code in _INTEGRITY_CODES:
-            cls = IntegrityError
-        else:
-            cls = CacheKitError
-    return cls(code, msg)
+    return _classify(code, msg) if cls is None else cls(code, msg)
+
+
+def _classify(code: int, msg: str) -> CacheKitError:
+    if code in _BACKEND_CODES:
+        return BackendError(code, msg)
+    if code == lib.CACHEKIT_EAUTH:
+        return DecryptionAuthenticationError(code, msg)
+    if code in _INTEGRITY_CODES:
+        return IntegrityError(code, msg)
+    return CacheKitError(code, msg)
 
 
 # ---------------------------------------------------------------------------
@@ -255,6 +278,87 @@ def _check(rc: int, cls: type[CacheKitError] | None = None) -> None:
 
 
 # ---------------------------------------------------------------------------
+# Loader failures shared with the waiters of the same load
+# ---------------------------------------------------------------------------
+#
+# The core's single-flight hands a failed load's waiters CACHEKIT_EUSER and the
+# message the loader set. The Python loader keeps its exception here under a
+# fresh token and puts the token in that message, so each waiter can raise the
+# very same instance. The core does not say how many callers waited, so an
+# exception is kept for _FAILURE_KEEP seconds (a woken waiter only needs the GIL
+# to pick it up) and at most _FAILURE_MAX of them; a waiter that finds none
+# (much later, or after a storm of failures) is told the load failed without
+# the exception (LoadFailed.error None), like one whose loader was interrupted.
+
+_FAILURE_KEEP = 30.0
+_FAILURE_MAX = 1024
+_LOAD_MARK = "[cachekit-py load "
+_LOAD_TOKEN = re.compile(r"\[cachekit-py load (\d+)\] ")
+# How the core's single-flight words a waiter's timeout (src/cache/single_flight.cpp);
+# backend timeouts (fail-closed reads) say something else and stay BackendErrors.
+_WAIT_TIMEOUT = "for another caller's load"
+
+
+class _Failures:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: "OrderedDict[int, tuple]" = OrderedDict()  # token -> (exception, traceback, kept_until)
+        self.last = 0
+
+    def add(self, exc: BaseException) -> int:
+        now = time.monotonic()
+        with self.lock:
+            self.last += 1
+            self.items[self.last] = (exc, exc.__traceback__, now + _FAILURE_KEEP)
+            self._prune(now)
+            return self.last
+
+    def get(self, token: int) -> Optional[tuple]:
+        with self.lock:
+            rec = self.items.get(token)
+        return None if rec is None or rec[2] <= time.monotonic() else rec
+
+    def prune(self) -> None:
+        with self.lock:
+            self._prune(time.monotonic())
+
+    def _prune(self, now: float) -> None:
+        items = self.items
+        while items:
+            token, rec = next(iter(items.items()))
+            if rec[2] > now and len(items) <= _FAILURE_MAX:
+                break
+            del items[token]
+
+
+_failures = _Failures()
+
+
+def _reset_after_fork() -> None:  # pragma: no cover - fork only
+    global _failures
+    _failures = _Failures()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def _load_error(rc: int) -> CacheKitError:
+    """The error of a get_or_load that did not run the loader itself."""
+    msg = ffi.string(lib.cachekit_error_last_message()).decode("utf-8", "replace")
+    if rc == lib.CACHEKIT_EUSER:
+        err = LoadFailed(rc, msg)
+        m = _LOAD_TOKEN.match(msg)
+        rec = _failures.get(int(m.group(1))) if m else None
+        if rec is not None:
+            err.error, err.traceback = rec[0], rec[1]
+        return err
+    if rc == lib.CACHEKIT_ETIMEOUT and _WAIT_TIMEOUT in msg:
+        return LoadTimeout(rc, msg)
+    return _classify(rc, msg)
+
+
+# ---------------------------------------------------------------------------
 # The cache handle
 # ---------------------------------------------------------------------------
 
@@ -277,17 +381,33 @@ def _cachekit_py_loader(load: Any, payload: Any) -> int:  # pragma: no cover - e
         rc = lib.cachekit_load_set_value(load, data, len(data))
         if rc != OK:
             ctx.error = last_error(rc)
+            _set_load_error(load, ctx.error)
             return 1
         if ctx.ttl is not None:
             lib.cachekit_load_set_ttl(load, ctx.ttl)
+        if _failures.items:
+            _failures.prune()
         return 0
     except BaseException as exc:  # never let a Python exception cross C
         ctx.error = exc
-        try:
-            lib.cachekit_load_set_error(load, (type(exc).__name__ + ": " + str(exc))[:500].encode("utf-8", "replace"))
-        except Exception:
-            pass
+        _set_load_error(load, exc)
         return 1
+
+
+def _set_load_error(load: Any, exc: BaseException) -> None:
+    """The message the core hands this load's waiters: the token under which
+    the exception is kept for them, or "interrupted" for a BaseException (the
+    waiters then start over, as in object mode)."""
+    try:
+        tag = str(_failures.add(exc)) if isinstance(exc, Exception) else "interrupted"
+        try:
+            text = f"{type(exc).__name__}: {exc}"
+        except Exception:
+            text = type(exc).__name__
+        msg = f"{_LOAD_MARK}{tag}] {text}"[:500]
+        lib.cachekit_load_set_error(load, msg.encode("utf-8", "replace"))
+    except Exception:
+        pass
 
 
 class CoreCache:
@@ -358,7 +478,9 @@ class CoreCache:
     def get_or_load(self, ns: Optional[bytes], key: bytes, ttl: float,
                     compute: Callable[[], bytes]) -> tuple[bytes, Any]:
         """Single-flight get-or-compute. `compute` returns the payload bytes;
-        its exception is re-raised here, after the C call returned."""
+        its exception is re-raised here, after the C call returned. A caller
+        that waited for another caller's load gets its bytes, or LoadFailed
+        (carrying that loader's exception) or LoadTimeout."""
         info = ffi.new("cachekit_lookup *", _LOOKUP_INIT)
         ctx = _LoadCtx(compute)
         handle = ffi.new_handle(ctx)
@@ -370,7 +492,7 @@ class CoreCache:
                 raise ctx.error
             if rc == OK:
                 return ffi.buffer(buf.ptr, buf.size)[:], info
-            raise last_error(rc)
+            raise _load_error(rc)
         finally:
             _give(buf)
             ctx.error = None

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import functools
 import inspect
 import logging
@@ -16,7 +18,7 @@ from urllib.parse import quote
 
 from cachekit import _codec
 from cachekit._core import (SOURCE_L1, SOURCE_L2, SOURCE_LOADED, SOURCE_WAITED, BackendError, CacheKitError,
-                            ConfigurationError, CoreCache, Backend, lib)
+                            ConfigurationError, CoreCache, Backend, LoadFailed, LoadTimeout, lib)
 from cachekit._objcache import HIT, LEAD, SELF, Flight, ObjectCache, estimate_size
 
 log = logging.getLogger("cachekit")
@@ -37,6 +39,40 @@ _LOAD_TIMEOUT = 30.0
 # the numeric tower are excluded because they compare equal to ints.
 _SIMPLE = frozenset({int, str, bytes, type(None)})
 _PACKED = object()  # marks object-mode keys built from packed arguments
+
+# L2 mode: a loader's holder starts with _FAILED when the function raised;
+# l2_settle's verdicts.
+_FAILED = object()
+_VALUE, _RAISE, _COMPUTE, _RETRY = object(), object(), object(), object()
+
+
+class _Unstorable(Exception):
+    """A computed value the serializer cannot store: every caller of that load
+    gets the object itself, nothing is cached."""
+
+    def __init__(self, value: Any, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.value = value
+        self.cause = cause
+
+
+# Async L2 loads: the marks [core, key, running] of the loads the current
+# task's context runs (the core's EDEADLOCK sees threads, not tasks).
+_LEADING: contextvars.ContextVar[tuple] = contextvars.ContextVar("cachekit_leading", default=())
+
+
+async def _lead(fn: Callable, args: tuple, kwargs: dict, mark: list) -> tuple:
+    """An async function run for a load, as (True, value) or (False, exception)
+    (returned, not raised: futures would copy a TimeoutError)."""
+    _LEADING.set(_LEADING.get() + (mark,))
+    try:
+        return True, await fn(*args, **kwargs)
+    except Exception as exc:
+        return False, exc
+
+
+def _leading(core: Any, key: bytes) -> bool:
+    return any(m[2] and m[0] is core and m[1] == key for m in _LEADING.get())
 
 
 class CacheInfo(NamedTuple):
@@ -471,6 +507,25 @@ class _Cached:
             objects.settle(key, f, value=value)
         return value
 
+    async def obj_aslow(self, args: tuple, kwargs: dict) -> Any:
+        """obj_slow for coroutine functions (without stale-while-revalidate)."""
+        if "_bypass_cache" in kwargs:
+            kwargs = dict(kwargs)
+            if kwargs.pop("_bypass_cache"):
+                return await self.fn(*args, **kwargs)
+        try:
+            key = self.obj_key(args, kwargs)
+        except (_codec.UnsupportedArgument, TypeError) as exc:
+            self.unsupported(exc)
+            return await self.fn(*args, **kwargs)
+        e = self.objects.data.get(key)
+        if e is not None:
+            if time.monotonic() < e[1]:
+                e[2] += 1
+                return e[0]
+            self.objects.discard(key, e)
+        return await self.obj_aload(key, args, kwargs, None)
+
     async def obj_aload(self, key: Any, args: tuple, kwargs: dict, types: Any) -> Any:
         """obj_load for coroutine functions: one task computes, the others await
         its outcome (from any event loop) without blocking their loop."""
@@ -536,6 +591,19 @@ class _Cached:
         threading.Thread(target=run, daemon=True, name="cachekit-swr").start()
 
     # L2 mode --------------------------------------------------------------------
+    #
+    # Misses are the core's single-flight (cachekit_cache_get_or_load): one
+    # caller runs the function through the loader, the others wait in the core.
+    # Their rare outcomes (CoreCache raises them) are settled by l2_outcome:
+    #   LoadFailed   the leader's function raised: its very exception, kept by
+    #                the loader under a token (see _core._Failures), or None
+    #                when the leader was interrupted -> start over;
+    #   LoadTimeout  the leader is too slow: compute here, uncached (only the
+    #                leader's flight stores, so an invalidation during this
+    #                compute cannot be undone by it);
+    #   _Unstorable  the value cannot be serialised: everyone gets the leader's
+    #                object, nothing is stored.
+    # The hit path is one core call, as before: nothing here runs on a hit.
 
     def call(self, args: tuple, kwargs: dict) -> Any:
         if "_bypass_cache" in kwargs:
@@ -554,35 +622,100 @@ class _Cached:
         encode = self.encode
 
         def compute() -> bytes:
-            v = fn(*args, **kwargs)
+            try:
+                v = fn(*args, **kwargs)
+            except BaseException:
+                holder.append(_FAILED)
+                raise
             holder.append(v)
-            return encode(v)
+            try:
+                return encode(v)
+            except CacheKitError:
+                raise
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise _Unstorable(v, exc) from None
 
         try:
             data, info = self.core.get_or_load(self.ns_bytes, key, self.core_ttl, compute)
-        except CacheKitError as exc:
-            if holder and exc.code not in (lib.CACHEKIT_EUSER,):
-                raise
-            if not holder and exc.code == lib.CACHEKIT_EUSER:
-                # Another caller's load failed: compute for ourselves, uncached.
-                self.count(SOURCE_LOADED)
-                return fn(*args, **kwargs)
-            raise
-        except (TypeError, ValueError) as exc:
-            return self.unserialisable(exc, holder)
-        if self.settle(key, info.source):
-            return holder[0]
-        if info.refresh:
-            self.refresh_in_background(key, args, kwargs, info.refresh_claim)
-        return self.decode(data)
+        except BaseException as exc:
+            outcome = exc
+        else:
+            if self.settle(key, info.source):
+                return holder[0]
+            if info.refresh:
+                self.refresh_in_background(key, args, kwargs, info.refresh_claim)
+            return self.decode(data)
+        # Settled outside the except clause: a shared exception is raised
+        # without this caller's LoadFailed as its __context__.
+        return self.l2_outcome(outcome, key, args, kwargs, holder)
 
-    def unserialisable(self, exc: Exception, holder: list) -> Any:
-        """The loader's value could not be serialised: return it uncached (or re-raise a real error)."""
-        if not holder:
-            raise exc
-        self.unsupported(exc)
-        self.count(SOURCE_LOADED)
-        return holder[0]
+    def l2_loader(self, holder: list, args: tuple, kwargs: dict) -> Callable[[], bytes]:
+        """The loader of a repeated attempt (the same as call's)."""
+        fn = self.fn
+        encode = self.encode
+
+        def compute() -> bytes:
+            try:
+                v = fn(*args, **kwargs)
+            except BaseException:
+                holder.append(_FAILED)
+                raise
+            holder.append(v)
+            try:
+                return encode(v)
+            except CacheKitError:
+                raise
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise _Unstorable(v, exc) from None
+
+        return compute
+
+    def l2_settle(self, outcome: BaseException, holder: list) -> tuple:
+        """What a get_or_load that raised means for its caller: (_VALUE, v),
+        (_RAISE, exc), (_COMPUTE, None) or (_RETRY, None). Counts the call."""
+        if holder and holder[0] is _FAILED:
+            # This caller ran the function and it raised: that exception, whatever it is.
+            self.count_miss()
+            return _RAISE, holder[1] if len(holder) > 1 else outcome
+        if isinstance(outcome, _Unstorable):  # this caller's value
+            self.unsupported(outcome.cause)
+            self.count(SOURCE_LOADED)
+            return _VALUE, outcome.value
+        if isinstance(outcome, LoadFailed):
+            err = outcome.error
+            if err is None:
+                return _RETRY, None  # interrupted leader (or its exception is gone): start over
+            if isinstance(err, _Unstorable):  # the leader's value, not storable
+                self.count(SOURCE_WAITED)
+                return _VALUE, err.value
+            self.count_miss()
+            return _RAISE, err.with_traceback(outcome.traceback)
+        if isinstance(outcome, LoadTimeout):
+            self.count(SOURCE_LOADED)
+            return _COMPUTE, None
+        return _RAISE, outcome
+
+    def l2_outcome(self, outcome: BaseException, key: bytes, args: tuple, kwargs: dict, holder: list) -> Any:
+        while True:
+            what, x = self.l2_settle(outcome, holder)
+            if what is _VALUE:
+                return x
+            if what is _RAISE:
+                raise x
+            if what is _COMPUTE:
+                return self.fn(*args, **kwargs)
+            holder = []
+            try:
+                data, info = self.core.get_or_load(self.ns_bytes, key, self.core_ttl,
+                                                   self.l2_loader(holder, args, kwargs))
+            except BaseException as exc:
+                outcome = exc
+                continue
+            if self.settle(key, info.source):
+                return holder[0]
+            if info.refresh:
+                self.refresh_in_background(key, args, kwargs, info.refresh_claim)
+            return self.decode(data)
 
     def settle(self, key: bytes, source: int) -> bool:
         """Count a lookup; True when this caller ran the loader (its value is in the holder)."""
@@ -616,61 +749,128 @@ class _Cached:
                 raise
             self.unsupported(exc)
             return await self.fn(*args, **kwargs)
-        if self.objects is not None:
-            key = self.obj_key(args, kwargs)
-            types = None
-            e = self.objects.data.get(key)
-            now = time.monotonic()
-            if e is not None and now < e[1]:
-                e[2] += 1
-                return e[0]
-            return await self.obj_aload(key, args, kwargs, types)
         loop = asyncio.get_running_loop()
         holder: list = []
+        try:
+            data, info = await asyncio.to_thread(self.core.get_or_load, self.ns_bytes, key, self.core_ttl,
+                                                 self.l2_aloader(holder, key, args, kwargs, loop))
+        except BaseException as exc:
+            outcome = exc
+        else:
+            if self.settle(key, info.source):
+                return holder[0]
+            if info.refresh:
+                self.arefresh(loop, key, args, kwargs, info.refresh_claim)
+            return self.decode(data)
+        return await self.l2_aoutcome(outcome, key, args, kwargs, holder, loop)
+
+    def l2_aloader(self, holder: list, key: bytes, args: tuple, kwargs: dict,
+                   loop: asyncio.AbstractEventLoop) -> Callable[[], bytes]:
         fn = self.fn
         encode = self.encode
+        core = self.core
 
         def compute() -> bytes:
             # Runs on the worker thread that holds the single-flight claim; the
             # coroutine itself runs on the caller's event loop.
-            v = asyncio.run_coroutine_threadsafe(fn(*args, **kwargs), loop).result()
-            holder.append(v)
-            return encode(v)
-
-        try:
-            data, info = await asyncio.to_thread(self.core.get_or_load, self.ns_bytes, key, self.core_ttl, compute)
-        except CacheKitError as exc:
-            if not holder and exc.code == lib.CACHEKIT_EUSER:
-                self.count(SOURCE_LOADED)
-                return await fn(*args, **kwargs)
-            raise
-        except (TypeError, ValueError) as exc:
-            return self.unserialisable(exc, holder)
-        if self.settle(key, info.source):
-            return holder[0]
-        if info.refresh:
-            claim = info.refresh_claim
-
-            async def refresh() -> None:
+            mark = [core, key, True]
+            try:
                 try:
-                    v = await fn(*args, **kwargs)
-                    await asyncio.to_thread(self.core.put_refresh, self.ns_bytes, key, self.encode(v),
-                                            self.core_ttl, claim)
-                except BaseException:
-                    self.core.abandon_refresh(key, claim)
+                    ok, v = asyncio.run_coroutine_threadsafe(_lead(fn, args, kwargs, mark), loop).result()
+                except concurrent.futures.CancelledError:
+                    # Its task was cancelled (the loop shuts down): an interrupted
+                    # load, which the waiters start over.
+                    raise asyncio.CancelledError() from None
+                if not ok:
+                    raise v
+            except BaseException as exc:
+                # The instance itself: passing futures would copy a TimeoutError.
+                holder.append(_FAILED)
+                holder.append(exc)
+                raise
+            finally:
+                mark[2] = False
+            holder.append(v)
+            try:
+                return encode(v)
+            except CacheKitError:
+                raise
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise _Unstorable(v, exc) from None
 
-            task = loop.create_task(refresh())
-            self.refreshing.add(task)
-            task.add_done_callback(self.refreshing.discard)
-        return self.decode(data)
+        return compute
+
+    async def l2_aoutcome(self, outcome: BaseException, key: bytes, args: tuple, kwargs: dict, holder: list,
+                          loop: asyncio.AbstractEventLoop) -> Any:
+        while True:
+            if isinstance(outcome, LoadTimeout) and _leading(self.core, key):
+                # This task runs the key's load itself (the function awaited itself
+                # with the same arguments): the core cannot see it across threads.
+                outcome = self.deadlock()
+            what, x = self.l2_settle(outcome, holder)
+            holder.clear()  # drops the exception it may hold (a cycle through its traceback)
+            if what is _VALUE:
+                return x
+            if what is _RAISE:
+                raise x
+            if what is _COMPUTE:
+                return await self.fn(*args, **kwargs)
+            holder = []
+            try:
+                data, info = await asyncio.to_thread(self.core.get_or_load, self.ns_bytes, key, self.core_ttl,
+                                                     self.l2_aloader(holder, key, args, kwargs, loop))
+            except BaseException as exc:
+                outcome = exc
+                continue
+            if self.settle(key, info.source):
+                return holder[0]
+            if info.refresh:
+                self.arefresh(loop, key, args, kwargs, info.refresh_claim)
+            return self.decode(data)
+
+    def arefresh(self, loop: asyncio.AbstractEventLoop, key: bytes, args: tuple, kwargs: dict, claim: int) -> None:
+        async def refresh() -> None:
+            try:
+                v = await self.fn(*args, **kwargs)
+                await asyncio.to_thread(self.core.put_refresh, self.ns_bytes, key, self.encode(v),
+                                        self.core_ttl, claim)
+            except BaseException:
+                self.core.abandon_refresh(key, claim)
+
+        task = loop.create_task(refresh())
+        self.refreshing.add(task)
+        task.add_done_callback(self.refreshing.discard)
 
 
 def _make_wrapper(state: _Cached) -> Callable:
     fn = state.fn
     if state.is_async:
-        @functools.wraps(fn)
-        async def awrapper(*args: Any, **kwargs: Any) -> Any:
-            return await state.acall(args, kwargs)
+        if state.objects is not None and state.key_fn is None:
+            amemo_get = state.objects.data.get
+            amono = time.monotonic
+            aslow = state.obj_aslow
+            asimple = _SIMPLE
+
+            @functools.wraps(fn)
+            async def awrapper(*args: Any, **kwargs: Any) -> Any:
+                # The sync hot path's, against the expiry (no SWR for coroutines).
+                if not kwargs:
+                    try:
+                        (a,) = args
+                    except ValueError:
+                        return await aslow(args, kwargs)
+                    if type(a) in asimple:
+                        e = amemo_get(a)
+                        if e is not None and amono() < e[1]:
+                            e[2] += 1
+                            return e[0]
+                return await aslow(args, kwargs)
+        else:
+            acall = state.acall if state.objects is None else state.obj_aslow
+
+            @functools.wraps(fn)
+            async def awrapper(*args: Any, **kwargs: Any) -> Any:
+                return await acall(args, kwargs)
 
         async def ainvalidate_cache(*args: Any, **kwargs: Any) -> None:
             if state.core is None:
