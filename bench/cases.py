@@ -30,8 +30,9 @@ CASES = [
          "raw libsodium AES-256-GCM seal + open (precomputed key) on the same 1 KiB"),
     Case("E2-1m", "codec_bench", "E2-1m/cachekit", "E2-1m/anchor", "cpu_time", "us", 1.15, "lower",
          "raw libsodium AES-256-GCM seal + open (precomputed key) on the same 1 MiB"),
-    Case("B1", "l1_bench", "B1/l1", "B1/naive", "cpu_time", "ns", 0.7, "lower",
-         "naive std::mutex + std::unordered_map + std::list LRU, copy-out, same keys and Zipf reads"),
+    Case("B1", "l1_bench", "B1pair", "B1pair", "ns_l1", "ns", 0.7, "lower",
+         "naive std::mutex + std::unordered_map + std::list LRU, copy-out, same keys and Zipf reads; "
+         "alternating 50 ms slices, median of 21 pairs", anchor_metric="ns_naive"),
     Case("B2-read100", "l1_bench", "B2pair/l1/read100", "B2pair/l1/read100", "ops_2threads", "ops/s", 1.7, "higher",
          "the same L1 with 1 thread (100% reads) just before; ratio = 2 threads / 1, median of 9 pairs",
          anchor_metric="ops_1thread"),

@@ -1,14 +1,27 @@
 #include "metrics/cache_metrics.hpp"
 
+#include <cstring>
+
 namespace cachekit::metrics {
 
 CacheMetrics::CacheMetrics() = default;
+
+namespace {
+// Namespaces are short: a byte loop beats a call into memcmp for them.
+bool same_name(const std::string &a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    if (b.size() > 32) return std::memcmp(a.data(), b.data(), b.size()) == 0;
+    for (size_t i = 0; i < b.size(); ++i)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+}  // namespace
 
 NamespaceMetrics &CacheMetrics::of(std::string_view ns) {
     for (const auto &slot : hot_) {
         NamespaceMetrics *m = slot.load(std::memory_order_acquire);
         if (m == nullptr) break;  // slots fill in order
-        if (m->ns == ns) return *m;
+        if (same_name(m->ns, ns)) return *m;
     }
     return find_or_create(ns);
 }
