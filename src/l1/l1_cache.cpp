@@ -172,10 +172,17 @@ void L1Cache::note_hold(uint64_t ns) noexcept {
 // quarter). Most hits then write nothing at all. Interval 0: exact LRU.
 bool L1Cache::promotion_due(const Shard &s, const Entry *e, uint64_t now) const noexcept {
     if (promote_interval_ == 0) return true;
-    uint64_t at = e->promoted_at.load(std::memory_order_relaxed);
-    if (now < at || now - at < promote_interval_) return false;
+    return left_recent_quarter(s, e) && interval_passed(e, now);
+}
+
+bool L1Cache::left_recent_quarter(const Shard &s, const Entry *e) noexcept {
     uint32_t moves_since = s.lru_seq.load(std::memory_order_relaxed) - e->lru_seq.load(std::memory_order_relaxed);
     return moves_since > s.entries() / 4;
+}
+
+bool L1Cache::interval_passed(const Entry *e, uint64_t now) const noexcept {
+    uint64_t at = e->promoted_at.load(std::memory_order_relaxed);
+    return now >= at && now - at >= promote_interval_;
 }
 
 void L1Cache::copy_out(const Entry *e, cachekit_buf *out, EntryInfo *info) {
@@ -191,24 +198,32 @@ void L1Cache::copy_out(const Entry *e, cachekit_buf *out, EntryInfo *info) {
 bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
     uint64_t h = hash_key(key);
     Shard &s = *shards_[shard_index(h)];
-    uint64_t now = this->now();
     if (promote_interval_ != 0) {
         // The lock-free hit: nothing shared is written unless the entry is
         // due for promotion. Misses, expired and invalidated entries go on
-        // to the locked path, which removes and counts them.
+        // to the locked path, which removes and counts them. The clock is
+        // read only when a deadline or a promotion needs it: an entry
+        // without TTL in the recent quarter of its shard needs neither.
         EpochGuard guard;
         bool gave_up = false;
         Entry *e = s.find_unlocked(uint32_t(h), key, &gave_up);
-        if (e != nullptr && e->deadline > now && !is_stale(e)) {
-            copy_out(e, out, info);
-            if (promotion_due(s, e, now)) {
-                std::lock_guard lock(s.mu);
-                if (e->linked && promotion_due(s, e, now)) s.promote(e, now);
+        if (e != nullptr) {
+            uint64_t now = e->deadline == kNever ? 0 : this->now();
+            if ((e->deadline == kNever || e->deadline > now) && !is_stale(e)) {
+                copy_out(e, out, info);
+                if (left_recent_quarter(s, e)) {
+                    if (now == 0) now = this->now();
+                    if (interval_passed(e, now)) {
+                        std::lock_guard lock(s.mu);
+                        if (e->linked && promotion_due(s, e, now)) s.promote(e, now);
+                    }
+                }
+                lock_free_hits_.add();
+                return true;
             }
-            lock_free_hits_.add();
-            return true;
         }
     }
+    uint64_t now = this->now();
     uint64_t retired = 0;
     {
         std::lock_guard lock(s.mu);

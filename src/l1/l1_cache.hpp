@@ -136,6 +136,8 @@ private:
     Entry *take_reclaimable_locked(Shard &s) noexcept;
     bool evict_one_locked(Shard &s, uint64_t now) noexcept;
     bool promotion_due(const Shard &s, const Entry *e, uint64_t now) const noexcept;
+    static bool left_recent_quarter(const Shard &s, const Entry *e) noexcept;
+    bool interval_passed(const Entry *e, uint64_t now) const noexcept;
     static void copy_out(const Entry *e, cachekit_buf *out, EntryInfo *info);
     // Unlocked: after a write that left `retired_bytes` awaiting readers.
     void after_write(Shard &s, uint64_t retired_bytes);
