@@ -33,6 +33,13 @@ int verdict_status(Verdict v) {
     }
 }
 
+// Milliseconds (a TTL, perhaps a hostile server's PTTL) to nanoseconds,
+// saturating at "never" instead of wrapping.
+uint64_t ms_to_ns(int64_t ms) {
+    if (ms <= 0) return 0;
+    return uint64_t(ms) > l1::kNever / 1000000u ? l1::kNever : uint64_t(ms) * 1000000u;
+}
+
 double seconds_between(uint64_t from_ns, uint64_t to_ns) { return to_ns > from_ns ? double(to_ns - from_ns) / 1e9 : 0.0; }
 
 }  // namespace
@@ -169,7 +176,7 @@ bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out
     m.l2_hits.add();
     if (l1_ && !(remaining && remaining->count() <= 0)) {
         // L1 never outlives the L2 entry it copies.
-        const uint64_t until = remaining ? l1::add_saturating(l1_->now(), uint64_t(remaining->count()) * 1000000ULL) : l1::kNever;
+        const uint64_t until = remaining ? l1::add_saturating(l1_->now(), ms_to_ns(remaining->count())) : l1::kNever;
         std::string_view keep = config_.keyring ? stored.view() : buf_view(*out);
         l1_->put_until(ns, key, keep, until, l1_ticket);
     }
@@ -211,7 +218,7 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
         return StoreOutcome::Dropped;
     }
     const uint64_t l1_until =
-        !l1_ ? 0 : expiry ? l1::add_saturating(l1_->now(), uint64_t(expiry->count()) * 1000000ULL) : l1::kNever;
+        !l1_ ? 0 : expiry ? l1::add_saturating(l1_->now(), ms_to_ns(expiry->count())) : l1::kNever;
     if (config_.backend) {
         if (backend_call(m, [&] { config_.backend->set(storage_key(key), stored.view(), expiry, deadline()); }))
             m.stored_bytes.observe(double(stored.size()));

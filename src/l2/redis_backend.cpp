@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "codec/crypto.hpp"
+#include "l2/redis_replies.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 
@@ -48,10 +49,7 @@ constexpr std::string_view kScanCount = "1000";
 // so one closed by the server (restart, idle timeout) is dropped silently.
 constexpr int64_t kProbeAfterIdleMs = 1000;
 
-struct ReplyFree {
-    void operator()(redisReply *reply) const noexcept { freeReplyObject(reply); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyFree>;
+using redis_replies::Reply;
 
 inline const char *data_or_empty(std::string_view text) { return text.data() ? text.data() : ""; }
 
@@ -466,8 +464,8 @@ private:
             connect_failed(e.what());
             throw;
         }
-        if (reply->type == REDIS_REPLY_ERROR)
-            connect_error(std::string(name) + " refused: " + std::string(reply->str, reply->len), false);
+        if (redis_replies::is_error(*reply))
+            connect_error(std::string(name) + " refused: " + std::string(redis_replies::text(*reply)), false);
     }
 
     RedisConfig config_;
@@ -509,12 +507,7 @@ public:
         const char *argv[] = {"GET", data_or_empty(key)};
         size_t lens[] = {3, key.size()};
         Reply reply = wire_.run(*conn, 2, argv, lens, "GET", deadline);
-        if (reply->type == REDIS_REPLY_STRING) {
-            buf_assign(out, reply->str, reply->len);
-            return true;
-        }
-        if (reply->type == REDIS_REPLY_NIL) return false;
-        unexpected(*reply, "GET");
+        return redis_replies::value(*reply, out, wire_.where());
     }
 
     void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override {
@@ -524,7 +517,7 @@ public:
         const char *argv[] = {"SET", data_or_empty(key), data_or_empty(value), "PX", ms};
         size_t lens[] = {3, key.size(), value.size(), 2, ms_len};
         Reply reply = wire_.run(*conn, ttl ? 5 : 3, argv, lens, "SET", deadline);
-        expect_ok(*reply, "SET");
+        redis_replies::expect_ok(*reply, wire_.where(), "SET");
     }
 
     bool del(std::string_view key, Deadline deadline) override { return integer_command("UNLINK", key, deadline) > 0; }
@@ -534,11 +527,8 @@ public:
     }
 
     std::optional<Ttl> ttl(std::string_view key, Deadline deadline) override {
-        long long ms = integer_command("PTTL", key, deadline);
-        if (ms == -2) return std::nullopt;
-        if (ms == -1) return std::optional<Ttl>(std::in_place, std::nullopt);
-        if (ms < 0) fail(CACHEKIT_EBACKEND, wire_.where() + ": PTTL answered " + std::to_string(ms));
-        return std::optional<Ttl>(std::in_place, milliseconds(ms));
+        Reply reply = key_command("PTTL", key, deadline);
+        return redis_replies::pttl(*reply, wire_.where());
     }
 
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
@@ -565,17 +555,8 @@ public:
         for (size_t c = 0; c < chunks; ++c) {
             size_t begin = c * kMgetChunk, end = std::min(keys.size(), begin + kMgetChunk);
             Reply reply = wire_.next(*conn, "MGET", deadline);
-            if (reply->type != REDIS_REPLY_ARRAY || reply->elements != end - begin) {
-                if (error.empty()) error = describe_reply(*reply, "MGET");
-                continue;
-            }
-            for (size_t i = begin; i < end; ++i) {
-                const redisReply *item = reply->element[i - begin];
-                if (item->type == REDIS_REPLY_STRING) {
-                    buf_assign(&outs[i], item->str, item->len);
-                    found[i] = true;
-                }
-            }
+            std::string wrong = redis_replies::mget(*reply, end - begin, outs + begin, found, begin, wire_.where());
+            if (error.empty()) error = std::move(wrong);
         }
         if (!error.empty()) fail(CACHEKIT_EBACKEND, error);
     }
@@ -597,8 +578,8 @@ public:
             }
             for (size_t i = begin; i < end; ++i) {
                 Reply reply = wire_.next(*conn, "SET", deadline);
-                if (error.empty() && !(reply->type == REDIS_REPLY_STATUS && std::strcmp(reply->str, "OK") == 0))
-                    error = describe_reply(*reply, "SET");
+                if (error.empty() && !redis_replies::is_ok(*reply))
+                    error = redis_replies::describe(*reply, wire_.where(), "SET");
             }
         }
         if (!error.empty()) fail(CACHEKIT_EBACKEND, error);
@@ -618,44 +599,39 @@ public:
         size_t scan_lens[] = {4, 1, 5, pattern.size(), 5, kScanCount.size()};
         Reply scan = wire_.run(*conn, 6, scan_argv, scan_lens, "SCAN", deadline);
         uint64_t deleted = 0;
+        redis_replies::ScanPage page;
         std::vector<const char *> argv;
         std::vector<size_t> lens;
         for (;;) {
-            if (scan->type != REDIS_REPLY_ARRAY || scan->elements != 2 ||
-                scan->element[0]->type != REDIS_REPLY_STRING || scan->element[1]->type != REDIS_REPLY_ARRAY)
-                unexpected(*scan, "SCAN");
-            const redisReply *cursor = scan->element[0];
-            const redisReply *batch = scan->element[1];
-            bool more = !(cursor->len == 1 && cursor->str[0] == '0');
-            if (batch->elements == 0 && !more) break;
+            redis_replies::scan_page(*scan, wire_.where(), page);
+            if (page.keys.empty() && !page.more) break;
             // This batch's UNLINK and the next SCAN go in one write: one round trip per batch.
-            if (batch->elements > 0) {
+            if (!page.keys.empty()) {
                 argv.assign(1, "UNLINK");
                 lens.assign(1, 6);
-                for (size_t i = 0; i < batch->elements; ++i) {
-                    const redisReply *key = batch->element[i];
-                    if (key->type != REDIS_REPLY_STRING) unexpected(*key, "SCAN");
-                    argv.push_back(key->str);
-                    lens.push_back(key->len);
+                for (std::string_view key : page.keys) {
+                    argv.push_back(data_or_empty(key));
+                    lens.push_back(key.size());
                 }
                 wire_.append(*conn, static_cast<int>(argv.size()), argv.data(), lens.data());
             }
-            if (more) {
-                scan_argv[1] = cursor->str;
-                scan_lens[1] = cursor->len;
+            if (page.more) {
+                scan_argv[1] = data_or_empty(page.cursor);
+                scan_lens[1] = page.cursor.size();
                 wire_.append(*conn, 6, scan_argv, scan_lens);
             }
-            if (batch->elements > 0) {
+            if (!page.keys.empty()) {
                 // Sends both requests (the scan reply they point into is still alive).
                 Reply unlinked = wire_.next(*conn, "UNLINK", deadline);
-                if (unlinked->type != REDIS_REPLY_INTEGER) {
-                    std::string error = describe_reply(*unlinked, "UNLINK");
-                    if (more) wire_.next(*conn, "SCAN", deadline);  // keep the connection in step
+                std::optional<long long> count = redis_replies::integer_of(*unlinked);
+                if (!count) {
+                    std::string error = redis_replies::describe(*unlinked, wire_.where(), "UNLINK");
+                    if (page.more) wire_.next(*conn, "SCAN", deadline);  // keep the connection in step
                     fail(CACHEKIT_EBACKEND, error);
                 }
-                deleted += static_cast<uint64_t>(unlinked->integer);
+                deleted += static_cast<uint64_t>(*count);
             }
-            if (!more) break;
+            if (!page.more) break;
             scan = wire_.next(*conn, "SCAN", deadline);
         }
         return deleted;
@@ -675,8 +651,7 @@ public:
         const char *argv[] = {"SET", data_or_empty(name), hex, "NX", "PX", ms};
         size_t lens[] = {3, name.size(), sizeof raw * 2, 2, 2, ms_len};
         Reply reply = wire_.run(*conn, 6, argv, lens, "SET NX", deadline);
-        if (reply->type == REDIS_REPLY_NIL) return std::nullopt;
-        expect_ok(*reply, "SET NX");
+        if (!redis_replies::lock_taken(*reply, wire_.where())) return std::nullopt;
         return std::string(hex, sizeof raw * 2);
     }
 
@@ -685,7 +660,7 @@ public:
         const char *argv[] = {"EVALSHA", kUnlockSha.data(), "1", data_or_empty(name), data_or_empty(token)};
         size_t lens[] = {7, kUnlockSha.size(), 1, name.size(), token.size()};
         Reply reply = wire_.run(*conn, 5, argv, lens, "EVALSHA", deadline);
-        if (reply->type == REDIS_REPLY_ERROR && std::strncmp(reply->str, "NOSCRIPT", 8) == 0) {
+        if (redis_replies::is_noscript(*reply)) {
             // Not in the server's script cache (first use, restart, SCRIPT FLUSH): EVAL caches it again.
             argv[0] = "EVAL";
             lens[0] = 4;
@@ -693,8 +668,7 @@ public:
             lens[1] = kUnlockScript.size();
             reply = wire_.run(*conn, 5, argv, lens, "EVAL", deadline);
         }
-        if (reply->type != REDIS_REPLY_INTEGER) unexpected(*reply, "unlock script");
-        return reply->integer > 0;
+        return redis_replies::unlocked(*reply, wire_.where());
     }
 
     Health health(Deadline deadline) override {
@@ -704,7 +678,7 @@ public:
         auto start = SteadyClock::now();
         Reply reply = wire_.run(*conn, 1, argv, lens, "PING", deadline);
         auto end = SteadyClock::now();
-        if (!(reply->type == REDIS_REPLY_STATUS && std::strcmp(reply->str, "PONG") == 0)) unexpected(*reply, "PING");
+        redis_replies::expect_pong(*reply, wire_.where());
         Health health;
         health.ok = true;
         health.latency_ms = std::chrono::duration<double, std::milli>(end - start).count();
@@ -726,27 +700,17 @@ private:
         return static_cast<size_t>(res.ptr - ms);
     }
 
-    long long integer_command(const char *name, std::string_view key, Deadline deadline) {
+    // One command on one key (its reply is mapped after the connection is back in the pool).
+    Reply key_command(const char *name, std::string_view key, Deadline deadline) {
         Lease conn(pool_, deadline);
         const char *argv[] = {name, data_or_empty(key)};
         size_t lens[] = {std::strlen(name), key.size()};
-        Reply reply = wire_.run(*conn, 2, argv, lens, name, deadline);
-        if (reply->type != REDIS_REPLY_INTEGER) unexpected(*reply, name);
-        return reply->integer;
+        return wire_.run(*conn, 2, argv, lens, name, deadline);
     }
 
-    std::string describe_reply(const redisReply &reply, const char *what) const {
-        if (reply.type == REDIS_REPLY_ERROR)
-            return wire_.where() + ": " + what + ": " + std::string(reply.str, reply.len);
-        return wire_.where() + ": " + what + ": unexpected reply of type " + std::to_string(reply.type);
-    }
-
-    [[noreturn]] void unexpected(const redisReply &reply, const char *what) const {
-        fail(CACHEKIT_EBACKEND, describe_reply(reply, what));
-    }
-
-    void expect_ok(const redisReply &reply, const char *what) const {
-        if (!(reply.type == REDIS_REPLY_STATUS && std::strcmp(reply.str, "OK") == 0)) unexpected(reply, what);
+    long long integer_command(const char *name, std::string_view key, Deadline deadline) {
+        Reply reply = key_command(name, key, deadline);
+        return redis_replies::integer(*reply, wire_.where(), name);
     }
 
     Pool pool_;

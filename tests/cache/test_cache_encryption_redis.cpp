@@ -24,22 +24,20 @@ RedisServer *g_redis = nullptr;
 // 64 recognisable bytes.
 const std::string kSecret = "TOP-SECRET-PLAINTEXT:0123456789abcdefghijklmnopqrstuvwxyz-ABCDEF";
 
-cachekit_cache *encrypted_cache(cachekit_backend *backend, const char *prefix, int l1) {
+ct::CacheHandle encrypted_cache(cachekit_backend *backend, const char *prefix, int l1) {
     cachekit_cache_options o = ct::default_options();
     o.backend = backend;
     o.encryption = CACHEKIT_ON;
     o.master_key_hex = ct::kMasterKeyHex;
     o.key_prefix = prefix;
     o.l1 = l1;
-    cachekit_cache *c = nullptr;
-    CT_OK(cachekit_cache_new(&c, &o));
-    return c;
+    return ct::new_cache(&o);
 }
 
 void check_ciphertext_at_rest(int integrity_switch) {
     assert_int_equal(kSecret.size(), 64u);
-    cachekit_backend *backend = nullptr;
-    CT_OK(cachekit_backend_open(&backend, g_redis->url().c_str(), nullptr));
+    ct::BackendHandle backend_owner = ct::open_backend(g_redis->url().c_str());
+    cachekit_backend *backend = backend_owner.get();
     assert_string_equal(cachekit_backend_kind(backend), "redis");
 
     cachekit_cache_options o = ct::default_options();
@@ -48,8 +46,8 @@ void check_ciphertext_at_rest(int integrity_switch) {
     o.master_key_hex = ct::kMasterKeyHex;
     o.key_prefix = "t:default:";
     o.integrity = integrity_switch;
-    cachekit_cache *c = nullptr;
-    CT_OK(cachekit_cache_new(&c, &o));
+    ct::CacheHandle cache = ct::new_cache(&o);
+    cachekit_cache *c = cache.get();
 
     const std::string key = integrity_switch == CACHEKIT_OFF ? "ns:enc:func:m.secret:args:raw"
                                                              : "ns:enc:func:m.secret:args:env";
@@ -90,8 +88,8 @@ void check_ciphertext_at_rest(int integrity_switch) {
 
     // An operator with the key and the cache key (no prefix: the AAD binds the
     // cache key) can open it.
-    cachekit_keyring *ring = nullptr;
-    CT_OK(cachekit_keyring_new(&ring, ct::kMasterKeyHex, nullptr));
+    ct::KeyringHandle ring_owner = ct::new_keyring(ct::kMasterKeyHex);
+    cachekit_keyring *ring = ring_owner.get();
     Buf report;
     CT_OK(cachekit_inspect(report.get(), stored.data(), stored.size(), ring, nullptr, key.c_str()));
     const std::string r = report.str();
@@ -104,21 +102,20 @@ void check_ciphertext_at_rest(int integrity_switch) {
     CT_OK(cachekit_inspect(report.get(), stored.data(), stored.size(), ring, nullptr, "ns:enc:some:other:key"));
     assert_false(ct::contains(report.str(), kSecret));
     assert_true(ct::contains(report.str(), "\"checks\": \"fail\""));
-    cachekit_keyring_free(ring);
 
     // A second cache (its own L1) reads the entry from Redis and decrypts it.
-    cachekit_cache *c2 = encrypted_cache(backend, "t:default:", CACHEKIT_DEFAULT);
+    ct::CacheHandle c2 = encrypted_cache(backend, "t:default:", CACHEKIT_DEFAULT);
     cachekit_lookup info2 = CACHEKIT_LOOKUP_INIT;
-    CT_OK(cachekit_cache_get(c2, out.get(), &info2, "enc", key.data(), key.size()));
+    CT_OK(cachekit_cache_get(c2.get(), out.get(), &info2, "enc", key.data(), key.size()));
     assert_int_equal(info2.source, CACHEKIT_SOURCE_L2);
     assert_true(out.str() == value);
     // ... and then from its L1.
-    CT_OK(cachekit_cache_get(c2, out.get(), &info2, "enc", key.data(), key.size()));
+    CT_OK(cachekit_cache_get(c2.get(), out.get(), &info2, "enc", key.data(), key.size()));
     assert_int_equal(info2.source, CACHEKIT_SOURCE_L1);
     assert_true(out.str() == value);
-    cachekit_cache_stats s = ct::stats_of(c2);
+    cachekit_cache_stats s = ct::stats_of(c2.get());
     assert_int_equal(s.tampered + s.corrupt + s.downgrade + s.wrong_key, 0);
-    cachekit_cache_free(c2);
+    c2.reset();
 
     // A cache with another master key cannot read it (wrong key: a miss).
     cachekit_cache_options other = ct::default_options();
@@ -128,16 +125,12 @@ void check_ciphertext_at_rest(int integrity_switch) {
     other.key_prefix = "t:default:";
     other.l1 = CACHEKIT_OFF;
     other.fail_closed = CACHEKIT_ON;  // keep the entry: it is not this cache's to delete
-    cachekit_cache *c3 = nullptr;
-    CT_OK(cachekit_cache_new(&c3, &other));
-    const int rc = cachekit_cache_get(c3, out.get(), nullptr, "enc", key.data(), key.size());
+    ct::CacheHandle c3 = ct::new_cache(&other);
+    const int rc = cachekit_cache_get(c3.get(), out.get(), nullptr, "enc", key.data(), key.size());
     assert_true(rc == CACHEKIT_EKEYNOTFOUND);
-    assert_int_equal(ct::stats_of(c3).wrong_key, 1);
-    cachekit_cache_free(c3);
+    assert_int_equal(ct::stats_of(c3.get()).wrong_key, 1);
+    c3.reset();
     CT_OK(cachekit_backend_exists(backend, storage_key.data(), storage_key.size()));
-
-    cachekit_cache_free(c);
-    cachekit_backend_free(backend);
 }
 
 void test_redis_holds_only_ciphertext(void **) { check_ciphertext_at_rest(CACHEKIT_DEFAULT); }
@@ -145,9 +138,10 @@ void test_redis_holds_only_ciphertext_without_envelope(void **) { check_cipherte
 
 // Loaded values are encrypted the same way.
 void test_loaded_value_is_encrypted(void **) {
-    cachekit_backend *backend = nullptr;
-    CT_OK(cachekit_backend_open(&backend, g_redis->url().c_str(), nullptr));
-    cachekit_cache *c = encrypted_cache(backend, "", CACHEKIT_OFF);
+    ct::BackendHandle backend_owner = ct::open_backend(g_redis->url().c_str());
+    cachekit_backend *backend = backend_owner.get();
+    ct::CacheHandle cache = encrypted_cache(backend, "", CACHEKIT_OFF);
+    cachekit_cache *c = cache.get();
     const std::string key = "ns:enc:func:m.load:args:1";
     auto loader = [](cachekit_load *load, void *) {
         const std::string v = ct::mp_str(kSecret);
@@ -166,8 +160,6 @@ void test_loaded_value_is_encrypted(void **) {
     CT_OK(cachekit_cache_get(c, out.get(), &info, "enc", key.data(), key.size()));
     assert_int_equal(info.source, CACHEKIT_SOURCE_L2);
     assert_true(out.str() == ct::mp_str(kSecret));
-    cachekit_cache_free(c);
-    cachekit_backend_free(backend);
 }
 
 }  // namespace

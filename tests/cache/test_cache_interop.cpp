@@ -12,18 +12,18 @@ namespace {
 
 using ct::Buf;
 
+// A cache over a borrowed memory backend; the handles are freed with it.
 struct Fixture {
+    ct::BackendHandle backend_owner;
+    ct::CacheHandle cache_owner;  // declared after: freed before the backend it borrows
     cachekit_backend *backend = nullptr;
     cachekit_cache *cache = nullptr;
-    void close() {
-        cachekit_cache_free(cache);
-        cachekit_backend_free(backend);
-    }
 };
 
 Fixture open_fixture(bool encrypted, const char *tenant = nullptr, const char *prefix = nullptr) {
     Fixture f;
-    CT_OK(cachekit_backend_open(&f.backend, "memory://", nullptr));
+    f.backend_owner = ct::open_backend("memory://");
+    f.backend = f.backend_owner.get();
     cachekit_cache_options o = ct::default_options();
     o.backend = f.backend;
     o.format = CACHEKIT_FORMAT_INTEROP;
@@ -33,7 +33,8 @@ Fixture open_fixture(bool encrypted, const char *tenant = nullptr, const char *p
         o.encryption = CACHEKIT_ON;
         o.master_key_hex = ct::kMasterKeyHex;
     }
-    CT_OK(cachekit_cache_new(&f.cache, &o));
+    f.cache_owner = ct::new_cache(&o);
+    f.cache = f.cache_owner.get();
     return f;
 }
 
@@ -80,7 +81,6 @@ void test_plain_interop_stores_the_payload(void **) {
     // Namespace invalidation reaches the interop keys ("{ns}:..." under the prefix).
     CT_OK(cachekit_cache_invalidate_namespace(f.cache, "inter"));
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_backend_exists(f.backend, storage.data(), storage.size()));
-    f.close();
 }
 
 void check_encrypted_interop(const char *tenant) {
@@ -95,8 +95,8 @@ void check_encrypted_interop(const char *tenant) {
     assert_false(ct::contains(stored, "ada"));
     assert_false(stored.compare(0, 2, "CK") == 0 && stored[2] == '\x03');  // no frame in interop mode
 
-    cachekit_keyring *ring = nullptr;
-    CT_OK(cachekit_keyring_new(&ring, ct::kMasterKeyHex, nullptr));
+    ct::KeyringHandle ring_owner = ct::new_keyring(ct::kMasterKeyHex);
+    cachekit_keyring *ring = ring_owner.get();
     Buf aad, plain;
     CT_OK(cachekit_crypto_aad(aad.get(), tenant, key.c_str(), "msgpack", 0, nullptr));
     int index = -1;
@@ -144,8 +144,6 @@ void check_encrypted_interop(const char *tenant) {
     CT_OK(cachekit_cache_get(f.cache, out.get(), &info, "inter", key.data(), key.size()));
     assert_int_equal(info.source, CACHEKIT_SOURCE_L1);
     assert_true(out.str() == kPayload);
-    cachekit_keyring_free(ring);
-    f.close();
 }
 
 void test_encrypted_interop_default_tenant(void **) { check_encrypted_interop(nullptr); }

@@ -12,24 +12,19 @@ using ct::Buf;
 
 enum class Kind { Key, Namespace, Clear, OtherNamespace };
 
+// A cache over a borrowed memory backend (declared first: it outlives the cache).
 struct Fixture {
-    cachekit_backend *backend = nullptr;
+    ct::BackendHandle backend_owner = ct::open_backend("memory://");
+    ct::CacheHandle cache_owner;
+    cachekit_backend *backend = backend_owner.get();
     cachekit_cache *cache = nullptr;
+    Fixture() {
+        cachekit_cache_options o = ct::default_options();
+        o.backend = backend;
+        cache_owner = ct::new_cache(&o);
+        cache = cache_owner.get();
+    }
 };
-
-Fixture open_fixture() {
-    Fixture f;
-    CT_OK(cachekit_backend_open(&f.backend, "memory://", nullptr));
-    cachekit_cache_options o = ct::default_options();
-    o.backend = f.backend;
-    CT_OK(cachekit_cache_new(&f.cache, &o));
-    return f;
-}
-
-void close_fixture(Fixture &f) {
-    cachekit_cache_free(f.cache);
-    cachekit_backend_free(f.backend);
-}
 
 struct RacingLoader {
     ct::Gate running, invalidated;
@@ -45,7 +40,7 @@ struct RacingLoader {
 };
 
 void race(Kind kind) {
-    Fixture f = open_fixture();
+    Fixture f;
     const std::string key = "ns:race:func:m.f:args:1";
     // A bystander in another namespace, to see what each kind removes.
     const std::string bystander = "ns:keep:func:m.f:args:2", bv = ct::mp_str("bystander");
@@ -64,6 +59,7 @@ void race(Kind kind) {
         }
         loader.invalidated.open();
     });
+    ct::JoinOnExit join_invalidator(invalidator, [&] { loader.running.open(); });
     Buf buf;
     cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
     CT_OK(cachekit_cache_get_or_load(f.cache, buf.get(), &info, "race", key.data(), key.size(), CACHEKIT_TTL_DEFAULT,
@@ -108,7 +104,6 @@ void race(Kind kind) {
     // Only clear removes the bystander of another namespace.
     const int bystander_rc = cachekit_cache_get(f.cache, buf.get(), nullptr, "keep", bystander.data(), bystander.size());
     assert_int_equal(bystander_rc, kind == Kind::Clear ? CACHEKIT_ENOTFOUND : CACHEKIT_OK);
-    close_fixture(f);
 }
 
 void test_invalidate_key_during_load(void **) { race(Kind::Key); }
@@ -119,7 +114,7 @@ void test_other_namespace_does_not_drop(void **) { race(Kind::OtherNamespace); }
 // A plain put whose value was computed before an invalidation is not
 // affected (puts take their ticket when called): it stores.
 void test_put_after_invalidate_stores(void **) {
-    Fixture f = open_fixture();
+    Fixture f;
     const std::string key = "ns:race:k:put", v = ct::mp_str("v");
     CT_OK(cachekit_cache_invalidate(f.cache, "race", key.data(), key.size()));
     CT_OK(cachekit_cache_put(f.cache, "race", key.data(), key.size(), v.data(), v.size(), CACHEKIT_TTL_DEFAULT));
@@ -131,7 +126,6 @@ void test_put_after_invalidate_stores(void **) {
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_backend_exists(f.backend, key.data(), key.size()));
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(f.cache, buf.get(), nullptr, "race", key.data(), key.size()));
     assert_int_equal(ct::stats_of(f.cache, "race").invalidations, 2);
-    close_fixture(f);
 }
 
 }  // namespace

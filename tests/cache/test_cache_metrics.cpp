@@ -121,8 +121,8 @@ std::string op_line(const char *operation, const char *ns, const char *success, 
 void test_exact_totals_under_concurrency(void **) {
     cachekit_cache_options o = ct::default_options();
     o.backend_url = "memory://";
-    cachekit_cache *c = nullptr;
-    CT_OK(cachekit_cache_new(&c, &o));
+    ct::CacheHandle cache = ct::new_cache(&o);
+    cachekit_cache *c = cache.get();
 
     // Namespace "m": the present keys.
     const std::string pv = ct::mp_str("present");
@@ -150,7 +150,7 @@ void test_exact_totals_under_concurrency(void **) {
     std::atomic<int> errors{0};
     std::vector<std::thread> pool;
     for (int t = 0; t < kThreads; ++t) pool.emplace_back(worker, c, t, &errors);
-    for (auto &th : pool) th.join();
+    for (auto &th : pool) th.join();  // (the workers do not assert)
     assert_int_equal(errors.load(), 0);
 
     Expected per = expected_for_thread();
@@ -203,7 +203,6 @@ void test_exact_totals_under_concurrency(void **) {
     // The stored-size histogram counted every write that reached L2.
     expect_line(t, "cache_operation_size_bytes_count{operation=\"set\",namespace=\"m\",serializer=\"default\"} " +
                        std::to_string(m.stores));
-    cachekit_cache_free(c);
 }
 
 // Rejections are counted too: too large, dropped fills, load errors.
@@ -211,8 +210,8 @@ void test_failure_counters(void **) {
     cachekit_cache_options o = ct::default_options();
     o.backend_url = "none";
     o.max_value_bytes = 16;
-    cachekit_cache *c = nullptr;
-    CT_OK(cachekit_cache_new(&c, &o));
+    ct::CacheHandle cache = ct::new_cache(&o);
+    cachekit_cache *c = cache.get();
     const std::string big = ct::mp_str(std::string(40, 'b'));
     CT_EXPECT(CACHEKIT_ETOOBIG, cachekit_cache_put(c, "f", "k", 1, big.data(), big.size(), CACHEKIT_TTL_DEFAULT));
     auto failing = [](cachekit_load *load, void *) {
@@ -234,7 +233,6 @@ void test_failure_counters(void **) {
     expect_line(text.str(), op_line("load", "f", "false", 3));
     // No backend: no breaker series.
     assert_false(ct::contains(text.str(), "circuit_breaker_state"));
-    cachekit_cache_free(c);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 namespace {
 
 using ct::Buf;
+using ct::CacheHandle;
 
 const char *const kEnvNames[] = {
     "CACHEKIT_REDIS_URL", "REDIS_URL", "CACHEKIT_FILE_CACHE_DIR", "CACHEKIT_MASTER_KEY",
@@ -35,25 +36,17 @@ int teardown(void **) {
     return 0;
 }
 
-std::string temp_dir(const char *tag) {
-    std::string templ = (std::filesystem::temp_directory_path() / (std::string("cachekit-opts-") + tag + "-XXXXXX")).string();
-    if (!mkdtemp(templ.data())) fail_msg("mkdtemp failed");
-    return templ;
-}
-
-cachekit_cache *l1_only(uint64_t max_value_bytes = 0) {
+CacheHandle l1_only(uint64_t max_value_bytes = 0) {
     cachekit_cache_options o = ct::default_options();
     o.backend_url = "none";
     o.max_value_bytes = max_value_bytes;
-    cachekit_cache *c = nullptr;
-    CT_OK(cachekit_cache_new(&c, &o));
-    return c;
+    return ct::new_cache(&o);
 }
 
 void test_two_l2_selectors_in_env(void **) {
-    const std::string dir = temp_dir("both");
+    ct::TempDir dir("opts-both");
     setenv("CACHEKIT_REDIS_URL", "redis://127.0.0.1:1", 1);
-    setenv("CACHEKIT_FILE_CACHE_DIR", dir.c_str(), 1);
+    setenv("CACHEKIT_FILE_CACHE_DIR", dir.path().c_str(), 1);
     cachekit_cache *c = reinterpret_cast<cachekit_cache *>(0x1);
     CT_FAILS_WITH_MESSAGE(CACHEKIT_EINVAL, cachekit_cache_new(&c, nullptr));
     assert_null(c);
@@ -63,46 +56,40 @@ void test_two_l2_selectors_in_env(void **) {
 
     // An explicit backend wins over the environment: no conflict, no Redis.
     o.backend_url = "memory://";
-    CT_OK(cachekit_cache_new(&c, &o));
-    CT_OK(cachekit_cache_put(c, "e", "k", 1, "\xa1v", 2, CACHEKIT_TTL_DEFAULT));
-    cachekit_cache_free(c);
+    {
+        CacheHandle memory = ct::new_cache(&o);
+        CT_OK(cachekit_cache_put(memory.get(), "e", "k", 1, "\xa1v", 2, CACHEKIT_TTL_DEFAULT));
+    }
     cachekit_cache_free(nullptr);  // accepted
     o.backend_url = "none";
-    CT_OK(cachekit_cache_new(&c, &o));
-    cachekit_cache_free(c);
+    ct::new_cache(&o).reset();
     // So does a borrowed backend handle.
-    cachekit_backend *b = nullptr;
-    CT_OK(cachekit_backend_open(&b, "memory://", nullptr));
+    ct::BackendHandle b = ct::open_backend("memory://");
     o.backend_url = nullptr;
-    o.backend = b;
-    CT_OK(cachekit_cache_new(&c, &o));
-    CT_OK(cachekit_cache_put(c, "e", "k", 1, "\xa1v", 2, CACHEKIT_TTL_DEFAULT));
-    CT_OK(cachekit_backend_exists(b, "k", 1));
-    cachekit_cache_free(c);
-    cachekit_backend_free(b);
-    std::filesystem::remove_all(dir);
+    o.backend = b.get();
+    CacheHandle borrowing = ct::new_cache(&o);
+    CT_OK(cachekit_cache_put(borrowing.get(), "e", "k", 1, "\xa1v", 2, CACHEKIT_TTL_DEFAULT));
+    CT_OK(cachekit_backend_exists(b.get(), "k", 1));
 }
 
 void test_file_dir_from_env(void **) {
-    const std::string dir = temp_dir("env");
-    setenv("CACHEKIT_FILE_CACHE_DIR", dir.c_str(), 1);
-    cachekit_cache *c = nullptr;
-    CT_OK(cachekit_cache_new(&c, nullptr));
-    CT_OK(cachekit_cache_put(c, "e", "ns:e:k", 6, "\xa5hello", 6, 60.0));
-    cachekit_cache_free(c);
+    ct::TempDir dir("opts-env");
+    setenv("CACHEKIT_FILE_CACHE_DIR", dir.path().c_str(), 1);
+    {
+        CacheHandle writer = ct::new_cache(nullptr);
+        CT_OK(cachekit_cache_put(writer.get(), "e", "ns:e:k", 6, "\xa5hello", 6, 60.0));
+    }
     size_t files = 0;
-    for (const auto &entry : std::filesystem::recursive_directory_iterator(dir))
+    for (const auto &entry : std::filesystem::recursive_directory_iterator(dir.path()))
         files += entry.is_regular_file() ? 1 : 0;
     assert_true(files >= 1);
     // A new cache (empty L1) over the same directory reads it from L2.
-    CT_OK(cachekit_cache_new(&c, nullptr));
+    CacheHandle reader = ct::new_cache(nullptr);
     Buf out;
     cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
-    CT_OK(cachekit_cache_get(c, out.get(), &info, "e", "ns:e:k", 6));
+    CT_OK(cachekit_cache_get(reader.get(), out.get(), &info, "e", "ns:e:k", 6));
     assert_int_equal(info.source, CACHEKIT_SOURCE_L2);
     assert_true(out.str() == "\xa5hello");
-    cachekit_cache_free(c);
-    std::filesystem::remove_all(dir);
 }
 
 void test_encryption_needs_a_key(void **) {
@@ -119,22 +106,18 @@ void test_encryption_needs_a_key(void **) {
     if (!cachekit_crypto_available()) return;
     // CACHEKIT_MASTER_KEY is a key source...
     setenv("CACHEKIT_MASTER_KEY", ct::kMasterKeyHex, 1);
-    CT_OK(cachekit_cache_new(&c, &o));
-    cachekit_cache_free(c);
+    ct::new_cache(&o).reset();
     // ...but it does not turn encryption on by itself.
-    cachekit_backend *b = nullptr;
-    CT_OK(cachekit_backend_open(&b, "memory://", nullptr));
+    ct::BackendHandle b = ct::open_backend("memory://");
     cachekit_cache_options plain = ct::default_options();
-    plain.backend = b;
-    CT_OK(cachekit_cache_new(&c, &plain));
-    CT_OK(cachekit_cache_put(c, "e", "k", 1, "\xa5hello", 6, CACHEKIT_TTL_DEFAULT));
+    plain.backend = b.get();
+    CacheHandle plain_cache = ct::new_cache(&plain);
+    CT_OK(cachekit_cache_put(plain_cache.get(), "e", "k", 1, "\xa5hello", 6, CACHEKIT_TTL_DEFAULT));
     Buf raw, meta;
-    CT_OK(cachekit_backend_get(b, raw.get(), "k", 1));
+    CT_OK(cachekit_backend_get(b.get(), raw.get(), "k", 1));
     size_t off = 0;
     CT_OK(cachekit_frame_decode(nullptr, meta.get(), &off, raw.b.ptr, raw.b.size));
     assert_false(ct::contains(meta.str(), "encrypted"));
-    cachekit_cache_free(c);
-    cachekit_backend_free(b);
 }
 
 void test_bad_options(void **) {
@@ -150,6 +133,7 @@ void test_bad_options(void **) {
         tweak(bad);
         cachekit_error_clear();
         int rc = cachekit_cache_new(&c, &bad);
+        CacheHandle unexpected(rc == CACHEKIT_OK ? c : nullptr);
         if (rc != CACHEKIT_EINVAL) fail_msg("%s: cachekit_cache_new -> %d", what, rc);
         if (!cachekit_error_last_message()[0]) fail_msg("%s: no message", what);
         assert_null(c);
@@ -180,13 +164,13 @@ void test_bad_options(void **) {
         size_t struct_size;
         const char *backend_url;
     } small = {sizeof small, "none"};
-    CT_OK(cachekit_cache_new(&c, reinterpret_cast<const cachekit_cache_options *>(&small)));
-    cachekit_cache_free(c);
+    ct::new_cache(reinterpret_cast<const cachekit_cache_options *>(&small)).reset();
 }
 
 void test_none_is_l1_only(void **) {
     setenv("CACHEKIT_REDIS_URL", "redis://127.0.0.1:1", 1);  // ignored: the option names the backend
-    cachekit_cache *c = l1_only();
+    CacheHandle cache = l1_only();
+    cachekit_cache *c = cache.get();
     CT_OK(cachekit_cache_put(c, "n", "ns:n:k", 6, "\xa5hello", 6, CACHEKIT_TTL_DEFAULT));
     Buf out;
     cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
@@ -203,13 +187,13 @@ void test_none_is_l1_only(void **) {
     // Invalidation works without an L2.
     CT_OK(cachekit_cache_invalidate_namespace(c, "n"));
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(c, out.get(), nullptr, "n", "ns:n:k", 6));
-    cachekit_cache_free(c);
 }
 
 int noop_loader(cachekit_load *load, void *) { return cachekit_load_set_value(load, "\xc0", 1); }
 
 void test_argument_validation(void **) {
-    cachekit_cache *c = l1_only();
+    CacheHandle cache = l1_only();
+    cachekit_cache *c = cache.get();
     Buf out;
     const char *k = "ns:v:k";
     const size_t kl = 6;
@@ -355,11 +339,11 @@ void test_argument_validation(void **) {
     assert_true(older.guard == 0xfeedfacecafebeefULL);
     CT_FAILS_WITH_MESSAGE(CACHEKIT_EINVAL, cachekit_cache_metrics_text(nullptr, out.get()));
     CT_FAILS_WITH_MESSAGE(CACHEKIT_EINVAL, cachekit_cache_metrics_text(c, nullptr));
-    cachekit_cache_free(c);
 }
 
 void test_value_over_max_value_bytes(void **) {
-    cachekit_cache *c = l1_only(32);
+    CacheHandle cache = l1_only(32);
+    cachekit_cache *c = cache.get();
     const std::string fits = ct::mp_str_of_size(32), big = ct::mp_str_of_size(34);
     assert_int_equal(fits.size(), 32u);
     assert_int_equal(big.size(), 34u);
@@ -393,30 +377,28 @@ void test_value_over_max_value_bytes(void **) {
     assert_int_equal(s.too_large, 4);
     assert_int_equal(s.stores, 1);
     assert_int_equal(s.loads, 2);
-    cachekit_cache_free(c);
 
     // CACHEKIT_MAX_VALUE_SIZE sets the same limit; the option wins over it.
     setenv("CACHEKIT_MAX_VALUE_SIZE", "32", 1);
     cachekit_cache_options o = ct::default_options();
     o.backend_url = "none";
-    CT_OK(cachekit_cache_new(&c, &o));
-    CT_EXPECT(CACHEKIT_ETOOBIG, cachekit_cache_put(c, "b", "big", 3, big.data(), big.size(), CACHEKIT_TTL_DEFAULT));
-    cachekit_cache_free(c);
+    cache = ct::new_cache(&o);
+    CT_EXPECT(CACHEKIT_ETOOBIG,
+              cachekit_cache_put(cache.get(), "b", "big", 3, big.data(), big.size(), CACHEKIT_TTL_DEFAULT));
     o.max_value_bytes = 64;
-    CT_OK(cachekit_cache_new(&c, &o));
-    CT_OK(cachekit_cache_put(c, "b", "big", 3, big.data(), big.size(), CACHEKIT_TTL_DEFAULT));
-    cachekit_cache_free(c);
+    cache = ct::new_cache(&o);
+    CT_OK(cachekit_cache_put(cache.get(), "b", "big", 3, big.data(), big.size(), CACHEKIT_TTL_DEFAULT));
 }
 
 // A TTL passed to put bounds the entry: it expires from L1 (and L2).
 void test_ttl_is_applied(void **) {
-    cachekit_backend *b = nullptr;
-    CT_OK(cachekit_backend_open(&b, "memory://", nullptr));
+    ct::BackendHandle backend = ct::open_backend("memory://");
+    cachekit_backend *b = backend.get();
     cachekit_cache_options o = ct::default_options();
     o.backend = b;
     o.default_ttl_seconds = 120;
-    cachekit_cache *c = nullptr;
-    CT_OK(cachekit_cache_new(&c, &o));
+    CacheHandle cache = ct::new_cache(&o);
+    cachekit_cache *c = cache.get();
     CT_OK(cachekit_cache_put(c, "t", "short", 5, "\xc3", 1, 0.05));
     CT_OK(cachekit_cache_put(c, "t", "default", 7, "\xc3", 1, CACHEKIT_TTL_DEFAULT));
     CT_OK(cachekit_cache_put(c, "t", "forever", 7, "\xc3", 1, 0));
@@ -427,11 +409,9 @@ void test_ttl_is_applied(void **) {
     assert_true(ttl == -1.0);
     Buf out;
     assert_true(ct::eventually(
-        [&] { return cachekit_cache_get(c, out.get(), nullptr, "t", "short", 5) == CACHEKIT_ENOTFOUND; }, 5s, 20ms));
+        [&] { return cachekit_cache_get(c, out.get(), nullptr, "t", "short", 5) == CACHEKIT_ENOTFOUND; }, 60s, 20ms));
     CT_OK(cachekit_cache_get(c, out.get(), nullptr, "t", "default", 7));
     CT_OK(cachekit_cache_get(c, out.get(), nullptr, "t", "forever", 7));
-    cachekit_cache_free(c);
-    cachekit_backend_free(b);
 }
 
 }  // namespace

@@ -22,6 +22,10 @@ using ct::Buf;
 
 RedisServer *g_redis = nullptr;
 
+// The bound of every wait for the breaker to open or close: generous, so a
+// run under valgrind (~20x slower) gets there too; a healthy run takes < 2 s.
+constexpr std::chrono::seconds kPatience{120};
+
 const std::string kValue = ct::mp_str("the value, computed or cached");
 
 struct CountingLoader {
@@ -32,7 +36,7 @@ struct CountingLoader {
     }
 };
 
-cachekit_cache *outage_cache(int fail_closed = CACHEKIT_DEFAULT) {
+ct::CacheHandle outage_cache(int fail_closed = CACHEKIT_DEFAULT) {
     cachekit_cache_options o = ct::default_options();
     const std::string url = g_redis->url();
     o.backend_url = url.c_str();
@@ -45,9 +49,7 @@ cachekit_cache *outage_cache(int fail_closed = CACHEKIT_DEFAULT) {
     o.backend_options.breaker_half_open_calls = 1;
     o.backend_options.breaker_successes = 1;
     o.backend_options.pool_size = 2;
-    cachekit_cache *c = nullptr;
-    CT_OK(cachekit_cache_new(&c, &o));  // the URL is copied; `url` may go
-    return c;
+    return ct::new_cache(&o);  // the URL is copied; `url` may go
 }
 
 struct Call {
@@ -79,7 +81,7 @@ void outage_phase(cachekit_cache *c, const std::string &key, CountingLoader &loa
     const int loads_before = loader.calls.load();
     bool open = false;
     int calls = 0;
-    const auto until = std::chrono::steady_clock::now() + 10s;
+    const auto until = std::chrono::steady_clock::now() + kPatience;
     while (std::chrono::steady_clock::now() < until) {
         Call r = call(c, key, loader);
         expect_ok(r, "outage");
@@ -98,8 +100,8 @@ void outage_phase(cachekit_cache *c, const std::string &key, CountingLoader &loa
     assert_true(s.timeouts + s.backend_errors > 0);
 }
 
-// Calls (100 ms apart, 10 s at most) until the breaker is closed and Redis
-// answers hits again.
+// Calls (100 ms apart, kPatience at most) until the breaker is closed and
+// Redis answers hits again.
 void recovery_phase(cachekit_cache *c, const std::string &key, CountingLoader &loader) {
     const uint64_t hits_before = ct::stats_of(c).l2_hits;
     bool recovered = ct::eventually(
@@ -109,8 +111,9 @@ void recovery_phase(cachekit_cache *c, const std::string &key, CountingLoader &l
             cachekit_cache_stats s = ct::stats_of(c);
             return s.breaker_state == CACHEKIT_BREAKER_CLOSED && s.l2_hits > hits_before;
         },
-        10s, 100ms);
-    if (!recovered) fail_msg("no recovery within 10 s (breaker %d)", ct::stats_of(c).breaker_state);
+        kPatience, 100ms);
+    if (!recovered) fail_msg("no recovery within %lld s (breaker %d)", static_cast<long long>(kPatience.count()),
+                             ct::stats_of(c).breaker_state);
     // Steady again: hits from Redis.
     int hits = 0;
     for (int i = 0; i < 5; ++i) {
@@ -136,8 +139,20 @@ void healthy_phase(cachekit_cache *c, const std::string &key, CountingLoader &lo
     assert_int_equal(ct::stats_of(c).breaker_state, CACHEKIT_BREAKER_CLOSED);
 }
 
+// Leave the server running for the next test on every path out of one.
+struct ResumeOnExit {
+    ~ResumeOnExit() { g_redis->resume(); }
+};
+struct RestartOnExit {
+    ~RestartOnExit() {
+        if (!g_redis->running()) g_redis->restart();
+    }
+};
+
 void test_pause_and_resume(void **) {
-    cachekit_cache *c = outage_cache();
+    ct::CacheHandle cache = outage_cache();
+    cachekit_cache *c = cache.get();
+    ResumeOnExit resume_on_exit;
     CountingLoader loader;
     const std::string key = "ns:out:func:m.f:args:pause";
     healthy_phase(c, key, loader);
@@ -146,11 +161,12 @@ void test_pause_and_resume(void **) {
     assert_true(ct::stats_of(c).timeouts > 0);  // a stopped server does not answer: timeouts
     g_redis->resume();
     recovery_phase(c, key, loader);
-    cachekit_cache_free(c);
 }
 
 void test_kill_and_restart(void **) {
-    cachekit_cache *c = outage_cache();
+    ct::CacheHandle cache = outage_cache();
+    cachekit_cache *c = cache.get();
+    RestartOnExit restart_on_exit;
     CountingLoader loader;
     const std::string key = "ns:out:func:m.f:args:kill";
     healthy_phase(c, key, loader);
@@ -158,11 +174,12 @@ void test_kill_and_restart(void **) {
     outage_phase(c, key, loader);
     g_redis->restart();  // same port, empty
     recovery_phase(c, key, loader);
-    cachekit_cache_free(c);
 }
 
 void test_fail_closed_reports_the_outage(void **) {
-    cachekit_cache *c = outage_cache(CACHEKIT_ON);
+    ct::CacheHandle cache = outage_cache(CACHEKIT_ON);
+    cachekit_cache *c = cache.get();
+    ResumeOnExit resume_on_exit;
     CountingLoader loader;
     const std::string key = "ns:out:func:m.f:args:closed";
     expect_ok(call(c, key, loader), "first");
@@ -174,9 +191,9 @@ void test_fail_closed_reports_the_outage(void **) {
         fail_msg("fail_closed get during an outage -> %d (%s)", rc, cachekit_error_name(rc));
     // Back to normal after the resume.
     assert_true(ct::eventually(
-        [&] { return cachekit_cache_get(c, out.get(), nullptr, "out", key.data(), key.size()) == CACHEKIT_OK; }, 10s));
+        [&] { return cachekit_cache_get(c, out.get(), nullptr, "out", key.data(), key.size()) == CACHEKIT_OK; },
+        kPatience));
     assert_true(out.str() == kValue);
-    cachekit_cache_free(c);
 }
 
 }  // namespace

@@ -36,13 +36,11 @@ struct Loader {
     }
 };
 
-cachekit_cache *open_cache(const char *url, uint32_t load_timeout_ms = 0) {
+ct::CacheHandle open_cache(const char *url, uint32_t load_timeout_ms = 0) {
     cachekit_cache_options o = ct::default_options();
     o.backend_url = url;
     o.load_timeout_ms = load_timeout_ms;
-    cachekit_cache *c = nullptr;
-    CT_OK(cachekit_cache_new(&c, &o));
-    return c;
+    return ct::new_cache(&o);
 }
 
 struct Outcome {
@@ -79,7 +77,8 @@ std::vector<Outcome> herd(cachekit_cache *c, const char *ns, const std::string &
 }
 
 void check_compute_once(const char *url) {
-    cachekit_cache *c = open_cache(url);
+    ct::CacheHandle cache = open_cache(url);
+    cachekit_cache *c = cache.get();
     Loader loader;
     loader.sleep_ms = 50;
     loader.value = ct::mp_str("computed exactly once");
@@ -113,22 +112,22 @@ void check_compute_once(const char *url) {
     CT_OK(cachekit_cache_get(c, buf.get(), &info, "sf", key.data(), key.size()));
     assert_true(buf.str() == loader.value);
     assert_int_equal(info.source, CACHEKIT_SOURCE_L1);
-    cachekit_cache_free(c);
+    cache.reset();
 
     // A second cache over the same L2 (none for memory://, which is private to
     // its handle) finds it in L2.
     if (std::strncmp(url, "redis://", 8) == 0) {
-        cachekit_cache *c2 = open_cache(url);
+        ct::CacheHandle c2 = open_cache(url);
         cachekit_lookup info2 = CACHEKIT_LOOKUP_INIT;
-        CT_OK(cachekit_cache_get(c2, buf.get(), &info2, "sf", key.data(), key.size()));
+        CT_OK(cachekit_cache_get(c2.get(), buf.get(), &info2, "sf", key.data(), key.size()));
         assert_true(buf.str() == loader.value);
         assert_int_equal(info2.source, CACHEKIT_SOURCE_L2);
-        cachekit_cache_free(c2);
     }
 }
 
 void check_error_reaches_every_waiter(const char *url) {
-    cachekit_cache *c = open_cache(url);
+    ct::CacheHandle cache = open_cache(url);
+    cachekit_cache *c = cache.get();
     Loader bad;
     bad.sleep_ms = 100;
     bad.error = "loader exploded: E42";
@@ -155,7 +154,6 @@ void check_error_reaches_every_waiter(const char *url) {
     assert_int_equal(good.calls.load(), 1);
     assert_int_equal(info.source, CACHEKIT_SOURCE_LOADED);
     assert_true(buf.str() == good.value);
-    cachekit_cache_free(c);
 }
 
 void test_compute_once_memory(void **) { check_compute_once("memory://"); }
@@ -173,7 +171,8 @@ void test_error_to_every_waiter_redis(void **) {
 
 // A loader that fails without a message, or returns 0 without a value.
 void test_loader_without_value_or_message(void **) {
-    cachekit_cache *c = open_cache("memory://");
+    ct::CacheHandle cache = open_cache("memory://");
+    cachekit_cache *c = cache.get();
     Buf buf;
     const char key[] = "ns:sf:k:novalue";
     auto no_value = [](cachekit_load *, void *) { return 0; };
@@ -183,7 +182,6 @@ void test_loader_without_value_or_message(void **) {
     CT_FAILS_WITH_MESSAGE(CACHEKIT_EUSER, cachekit_cache_get_or_load(c, buf.get(), nullptr, "sf", key, sizeof key - 1,
                                                                      CACHEKIT_TTL_DEFAULT, silent_failure, nullptr));
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(c, buf.get(), nullptr, "sf", key, sizeof key - 1));
-    cachekit_cache_free(c);
 }
 
 struct Reentrant {
@@ -216,7 +214,8 @@ struct Reentrant {
 };
 
 void test_loader_asking_for_its_own_key_deadlocks(void **) {
-    cachekit_cache *c = open_cache("memory://");
+    ct::CacheHandle cache = open_cache("memory://");
+    cachekit_cache *c = cache.get();
     Reentrant r;
     r.cache = c;
     r.key = "ns:sf:k:self";
@@ -242,7 +241,6 @@ void test_loader_asking_for_its_own_key_deadlocks(void **) {
     CT_OK(cachekit_cache_get_or_load(c, buf.get(), &info, "sf", r.key.data(), r.key.size(), CACHEKIT_TTL_DEFAULT,
                                      &Loader::run, &again));
     assert_int_equal(again.calls.load(), 1);
-    cachekit_cache_free(c);
 }
 
 struct Blocking {
@@ -257,7 +255,8 @@ struct Blocking {
 };
 
 void test_waiter_times_out(void **) {
-    cachekit_cache *c = open_cache("memory://", 100);
+    ct::CacheHandle cache = open_cache("memory://", 100);
+    cachekit_cache *c = cache.get();
     const std::string key = "ns:sf:k:timeout";
     Blocking slow;
     Outcome leader;
@@ -269,6 +268,7 @@ void test_waiter_times_out(void **) {
         leader.bytes = buf.str();
         leader.source = info.source;
     });
+    ct::JoinOnExit join_leader(t, [&] { slow.release.open(); });
     slow.started.wait();  // the leader's loader runs: the flight exists
     Loader mine;
     mine.value = ct::mp_str("waiter's own");
@@ -283,7 +283,6 @@ void test_waiter_times_out(void **) {
     assert_true(leader.bytes == slow.value);
     CT_OK(cachekit_cache_get(c, buf.get(), nullptr, "sf", key.data(), key.size()));
     assert_true(buf.str() == slow.value);
-    cachekit_cache_free(c);
 }
 
 }  // namespace

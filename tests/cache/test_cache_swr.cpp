@@ -5,23 +5,28 @@
 //  - a claim that lost to an invalidation or a newer put gets
 //    CACHEKIT_ENOTFOUND and stores nothing (the newer value stays);
 //  - cachekit_cache_abandon_refresh lets a later stale hit claim again.
-// Only outcomes are asserted; the waits leave wide margins around the
-// thresholds.
+// Only outcomes are asserted, never times. Entries live 10 minutes and turn
+// stale after 0.54..0.66 s (ratio 0.001); the tests wait, polling the
+// cache's own clock, until that has certainly happened, so a slow run (under
+// valgrind) waits longer but sees the same states.
 #include "cache_test_util.hpp"
 
 namespace {
 
 using ct::Buf;
+using ct::CacheHandle;
 
-cachekit_cache *swr_cache(double ttl_seconds, double ratio) {
+constexpr double kTtlSeconds = 600;
+constexpr double kRatio = 0.001;
+constexpr double kStaleAfter = kTtlSeconds * kRatio * 1.1 + 0.05;  // past the largest jittered threshold
+
+CacheHandle swr_cache() {
     cachekit_cache_options o = ct::default_options();
     o.backend_url = "memory://";
     o.swr = CACHEKIT_ON;
-    o.swr_threshold_ratio = ratio;
-    o.default_ttl_seconds = ttl_seconds;
-    cachekit_cache *c = nullptr;
-    CT_OK(cachekit_cache_new(&c, &o));
-    return c;
+    o.swr_threshold_ratio = kRatio;
+    o.default_ttl_seconds = kTtlSeconds;
+    return ct::new_cache(&o);
 }
 
 struct Read {
@@ -43,15 +48,15 @@ void put(cachekit_cache *c, const std::string &key, const std::string &value) {
 }
 
 void test_refreshes_exactly_once(void **) {
-    // default TTL 1 s, ratio 0.5: stale from 0.45..0.55 s on; read at ~0.65 s.
-    cachekit_cache *c = swr_cache(1.0, 0.5);
+    CacheHandle cache = swr_cache();
+    cachekit_cache *c = cache.get();
     const std::string key = "ns:swr:k:herd";
     const std::string v1 = ct::mp_str("first"), v2 = ct::mp_str("second");
     put(c, key, v1);
     Read fresh = read(c, key);
     assert_int_equal(fresh.rc, CACHEKIT_OK);
     assert_int_equal(fresh.info.refresh, 0);
-    std::this_thread::sleep_for(650ms);
+    ct::wait_until_older_than(c, kStaleAfter);
 
     constexpr int kThreads = 16;
     std::vector<Read> reads(kThreads);
@@ -74,7 +79,7 @@ void test_refreshes_exactly_once(void **) {
         assert_int_equal(r.rc, CACHEKIT_OK);
         assert_true(r.bytes == v1);  // the stale value is served to everyone
         assert_int_equal(r.info.source, CACHEKIT_SOURCE_L1);
-        assert_true(r.info.age_seconds >= 0.5);
+        assert_true(r.info.age_seconds >= kStaleAfter);
         if (r.info.refresh) {
             ++refreshers;
             claim = r.info.refresh_claim;
@@ -100,24 +105,24 @@ void test_refreshes_exactly_once(void **) {
     cachekit_cache_stats s = ct::stats_of(c, "swr");
     assert_int_equal(s.refreshes, 1);
     assert_int_equal(s.stores, 2);
-    cachekit_cache_free(c);
 }
 
-// The claim-race cases share one cache with a long TTL (4 s) and a small
-// ratio (0.1: stale from 0.36..0.44 s on), so a single wait of 0.7 s makes
-// every key stale long before any expires.
+// The claim-race cases: keys put, then waited on until all are stale (and
+// still minutes from expiring).
 struct Stale {
+    CacheHandle cache;
     cachekit_cache *c;
     std::vector<std::string> keys;
 };
 
 Stale stale_keys(std::initializer_list<const char *> names) {
-    Stale s{swr_cache(4.0, 0.1), {}};
+    Stale s{swr_cache(), nullptr, {}};
+    s.c = s.cache.get();
     for (const char *n : names) {
         s.keys.push_back(std::string("ns:swr:k:") + n);
         put(s.c, s.keys.back(), ct::mp_str(std::string("old ") + n));
     }
-    std::this_thread::sleep_for(700ms);
+    ct::wait_until_older_than(s.c, kStaleAfter);
     return s;
 }
 
@@ -166,7 +171,6 @@ void test_refresh_loses_to_invalidation_and_newer_writes(void **) {
     cachekit_cache_stats st = ct::stats_of(c, "swr");
     assert_int_equal(st.refreshes, 0);
     assert_int_equal(st.dropped_fills, 3);
-    cachekit_cache_free(c);
 }
 
 void test_refresh_loses_to_clear(void **) {
@@ -178,7 +182,6 @@ void test_refresh_loses_to_clear(void **) {
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_put_refresh(s.c, "swr", key.data(), key.size(), refreshed.data(),
                                                              refreshed.size(), CACHEKIT_TTL_DEFAULT, claim));
     assert_int_equal(read(s.c, key).rc, CACHEKIT_ENOTFOUND);
-    cachekit_cache_free(s.c);
 }
 
 void test_abandon_lets_a_later_hit_claim(void **) {
@@ -203,7 +206,6 @@ void test_abandon_lets_a_later_hit_claim(void **) {
     Read r = read(c, key);
     assert_true(r.bytes == v);
     assert_int_equal(r.info.refresh, 0);
-    cachekit_cache_free(c);
 }
 
 // get_or_load on a stale L1 hit returns the stale value with the claim and
@@ -225,24 +227,23 @@ void test_get_or_load_serves_stale_with_claim(void **) {
     assert_int_equal(info.source, CACHEKIT_SOURCE_L1);
     assert_int_equal(info.refresh, 1);
     CT_OK(cachekit_cache_abandon_refresh(s.c, key.data(), key.size(), info.refresh_claim));
-    cachekit_cache_free(s.c);
 }
 
 // Without SWR a hit never asks for a refresh.
 void test_no_refresh_when_swr_off(void **) {
     cachekit_cache_options o = ct::default_options();
     o.backend_url = "memory://";
-    o.default_ttl_seconds = 4.0;
-    cachekit_cache *c = nullptr;
-    CT_OK(cachekit_cache_new(&c, &o));
+    o.default_ttl_seconds = kTtlSeconds;
+    o.swr_threshold_ratio = kRatio;  // ignored: SWR is off
+    CacheHandle cache = ct::new_cache(&o);
+    cachekit_cache *c = cache.get();
     const std::string key = "ns:swr:k:off";
     put(c, key, ct::mp_str("v"));
-    std::this_thread::sleep_for(300ms);
+    ct::wait_until_older_than(c, kStaleAfter);
     Read r = read(c, key);
     assert_int_equal(r.rc, CACHEKIT_OK);
     assert_int_equal(r.info.refresh, 0);
     assert_int_equal(ct::stats_of(c).stale_served, 0);
-    cachekit_cache_free(c);
 }
 
 }  // namespace

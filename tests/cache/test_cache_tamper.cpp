@@ -16,18 +16,18 @@ namespace {
 
 using ct::Buf;
 
+// A cache over a borrowed memory backend; the handles are freed with it.
 struct Fixture {
+    ct::BackendHandle backend_owner;
+    ct::CacheHandle cache_owner;  // declared after: freed before the backend it borrows
     cachekit_backend *backend = nullptr;
     cachekit_cache *cache = nullptr;
-    void close() {
-        cachekit_cache_free(cache);
-        cachekit_backend_free(backend);
-    }
 };
 
 Fixture open_fixture(bool encrypted, int fail_closed = CACHEKIT_DEFAULT) {
     Fixture f;
-    CT_OK(cachekit_backend_open(&f.backend, "memory://", nullptr));
+    f.backend_owner = ct::open_backend("memory://");
+    f.backend = f.backend_owner.get();
     cachekit_cache_options o = ct::default_options();
     o.backend = f.backend;
     o.l1 = CACHEKIT_OFF;
@@ -36,7 +36,8 @@ Fixture open_fixture(bool encrypted, int fail_closed = CACHEKIT_DEFAULT) {
         o.encryption = CACHEKIT_ON;
         o.master_key_hex = ct::kMasterKeyHex;
     }
-    CT_OK(cachekit_cache_new(&f.cache, &o));
+    f.cache_owner = ct::new_cache(&o);
+    f.cache = f.cache_owner.get();
     return f;
 }
 
@@ -92,7 +93,6 @@ void test_flipped_ciphertext_byte_is_tampered(void **) {
     // The next get is a plain miss, not another tampered entry.
     CT_EXPECT(CACHEKIT_ENOTFOUND, get(f, key));
     assert_int_equal(ct::stats_of(f.cache, "t").tampered, 1);
-    f.close();
 }
 
 void test_flipped_tag_and_nonce_are_tampered(void **) {
@@ -110,7 +110,6 @@ void test_flipped_tag_and_nonce_are_tampered(void **) {
     CT_EXPECT(CACHEKIT_ENOTFOUND, get(f, a));
     CT_EXPECT(CACHEKIT_ENOTFOUND, get(f, b));
     assert_int_equal(ct::stats_of(f.cache, "t").tampered, 2);
-    f.close();
 }
 
 void test_swapped_ciphertexts_are_tampered(void **) {
@@ -126,7 +125,6 @@ void test_swapped_ciphertexts_are_tampered(void **) {
     assert_int_equal(ct::stats_of(f.cache, "t").tampered, 2);
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_backend_exists(f.backend, k1.data(), k1.size()));
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_backend_exists(f.backend, k2.data(), k2.size()));
-    f.close();
 }
 
 void test_fail_closed_reports_and_keeps(void **) {
@@ -154,7 +152,6 @@ void test_fail_closed_reports_and_keeps(void **) {
     CT_EXPECT(CACHEKIT_EAUTH, cachekit_cache_get_or_load(f.cache, out.get(), nullptr, "t", key.data(), key.size(),
                                                          CACHEKIT_TTL_DEFAULT, loader, &calls));
     assert_int_equal(calls, 0);
-    f.close();
 }
 
 void test_plaintext_under_encrypted_cache_is_downgrade(void **) {
@@ -185,7 +182,6 @@ void test_plaintext_under_encrypted_cache_is_downgrade(void **) {
     raw_set(f, liar, frame.str());
     CT_EXPECT(CACHEKIT_ENOTFOUND, get(f, liar));
     assert_int_equal(ct::stats_of(f.cache, "t").tampered, 1);
-    f.close();
 }
 
 // A plaintext cache reading an encrypted entry: wrong key (no master key), a miss.
@@ -198,8 +194,6 @@ void test_encrypted_entry_in_plaintext_cache_is_wrong_key(void **) {
     raw_set(plain, key, raw);
     CT_EXPECT(CACHEKIT_ENOTFOUND, get(plain, key));
     assert_int_equal(ct::stats_of(plain.cache, "t").wrong_key, 1);
-    plain.close();
-    enc.close();
 }
 
 // The envelope inside a plaintext frame: bin8 header c4 LEN, lz4 block, then
@@ -265,7 +259,6 @@ void test_corrupt_envelope_is_corrupt(void **) {
     CT_EXPECT(CACHEKIT_ENOTFOUND, get(f, k_junk));
     CT_EXPECT(CACHEKIT_ENOTFOUND, get(f, k_cut));
     assert_int_equal(ct::stats_of(f.cache, "t").corrupt, 4);
-    f.close();
 }
 
 void test_corrupt_envelope_fail_closed(void **) {
@@ -279,7 +272,6 @@ void test_corrupt_envelope_fail_closed(void **) {
     CT_FAILS_WITH_MESSAGE(CACHEKIT_ECORRUPT, get(f, key));
     CT_OK(cachekit_backend_exists(f.backend, key.data(), key.size()));
     assert_int_equal(ct::stats_of(f.cache, "t").corrupt, 1);
-    f.close();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Seed corpora for the fuzz targets from the conformance vectors:
+"""Seed corpora for the fuzz targets from the conformance vectors (plus
+hand-written RESP replies for redis_reply):
 make_seeds.py VECTORS_DIR OUT_DIR writes OUT_DIR/<target>/<n> files."""
 
 import json
@@ -8,7 +9,7 @@ import sys
 
 vectors, out = sys.argv[1], sys.argv[2]
 seeds = {t: set() for t in ["envelope", "frame", "msgpack", "keys", "crypto", "container_v2", "inspect",
-                            "file_header", "codec_request"]}
+                            "file_header", "redis_reply", "codec_request"]}
 ROUTES = {
     "envelope_hex": ["envelope"], "payload_hex": ["envelope", "msgpack"], "expected_payload_hex": ["envelope"],
     "frame_hex": ["frame"], "container_hex": ["container_v2"], "ciphertext_hex": ["crypto"],
@@ -22,6 +23,33 @@ def add(target, data):
     if len(data) <= 1 << 16:
         seeds[target].add(data)
         seeds["inspect"].add(data)
+
+
+def bulk(data):
+    return b"$%d\r\n%s\r\n" % (len(data), data)
+
+
+def array(*items):
+    return b"*%d\r\n" % len(items) + b"".join(items)
+
+
+# Replies as Redis sends them to the backend's commands (RESP2).
+NIL, NIL_ARRAY, OK = b"$-1\r\n", b"*-1\r\n", b"+OK\r\n"
+REDIS_REPLIES = [
+    bulk(b"value"), bulk(b""), bulk(b"binary\x00\r\n\xff bytes"), NIL, NIL_ARRAY, OK, b"+PONG\r\n", b"+QUEUED\r\n",
+    b"-ERR unknown command 'FOO'\r\n", b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+    b"-NOSCRIPT No matching script. Please use EVAL.\r\n", b"-NOAUTH Authentication required.\r\n",
+    b":0\r\n", b":1\r\n", b":-1\r\n", b":-2\r\n", b":-3\r\n", b":9223372036854775807\r\n", b":1500\r\n",
+    array(), array(bulk(b"a"), NIL, bulk(b"c")),                          # MGET
+    array(NIL, NIL), array(bulk(b"a"), b":1\r\n", b"-ERR inside\r\n"),
+    array(bulk(b"0"), array()), array(bulk(b"0"), array(bulk(b"k1"), bulk(b"k2"))),  # SCAN
+    array(bulk(b"17"), array(bulk(b"ns:a"))), array(bulk(b"17"), array(b":1\r\n")), array(b":0\r\n", array()),
+    array(bulk(b"0")), array(array(array(bulk(b"deep")))), array(array(), NIL_ARRAY, OK),
+    OK + NIL + b":2\r\n",                                                  # a pipeline of replies
+    b"*3\r\n$1\r\na\r\n",                                                   # cut short
+    b"$9223372036854775807\r\n", b"*2147483647\r\n", b"$-2\r\n", b"%1\r\n",  # hostile headers
+]
+seeds["redis_reply"].update(REDIS_REPLIES)
 
 
 def walk(node):
@@ -42,6 +70,7 @@ def walk(node):
             now = int(node.get("reader_now_unix_seconds", 0)) * 1000
             seeds["file_header"].add(now.to_bytes(8, "little") + bytes.fromhex(node["file_hex"]))
         if "envelope_hex" in node and len(node["envelope_hex"]) < 4096:
+            seeds["redis_reply"].add(bulk(bytes.fromhex(node["envelope_hex"])))
             seeds["codec_request"].add(json.dumps({"id": 1, "op": "envelope.unwrap", "envelope": node["envelope_hex"]}).encode())
         if "frame_hex" in node and len(node["frame_hex"]) < 4096:
             seeds["codec_request"].add(json.dumps({"op": "frame.decode", "frame": node["frame_hex"]}).encode())
