@@ -594,7 +594,7 @@ class _Cached:
     #
     # Misses are the core's single-flight (cachekit_cache_get_or_load): one
     # caller runs the function through the loader, the others wait in the core.
-    # Their rare outcomes (CoreCache raises them) are settled by l2_outcome:
+    # Their rare outcomes (CoreCache raises them) are settled by l2_settle:
     #   LoadFailed   the leader's function raised: its very exception, kept by
     #                the loader under a token (see _core._Failures), or None
     #                when the leader was interrupted -> start over;
@@ -617,42 +617,36 @@ class _Cached:
                 raise
             self.unsupported(exc)
             return self.fn(*args, **kwargs)
-        holder: list = []
-        fn = self.fn
-        encode = self.encode
-
-        def compute() -> bytes:
+        # A loop only for the rare retry (an interrupted leader): the first
+        # pass is the hit path, one core call.
+        while True:
+            holder: list = []
             try:
-                v = fn(*args, **kwargs)
-            except BaseException:
-                holder.append(_FAILED)
-                raise
-            holder.append(v)
-            try:
-                return encode(v)
-            except CacheKitError:
-                raise
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise _Unstorable(v, exc) from None
-
-        try:
-            data, info = self.core.get_or_load(self.ns_bytes, key, self.core_ttl, compute)
-        except BaseException as exc:
-            outcome = exc
-        else:
-            if self.settle(key, info.source):
-                return holder[0]
-            if info.refresh:
-                self.refresh_in_background(key, args, kwargs, info.refresh_claim)
-            return self.decode(data)
-        # Settled outside the except clause: a shared exception is raised
-        # without this caller's LoadFailed as its __context__.
-        return self.l2_outcome(outcome, key, args, kwargs, holder)
+                data, info = self.core.get_or_load(self.ns_bytes, key, self.core_ttl,
+                                                   self.l2_loader(holder, args, kwargs))
+            except BaseException as exc:
+                outcome = exc
+            else:
+                if self.settle(key, info.source):
+                    return holder[0]
+                if info.refresh:
+                    self.refresh_in_background(key, args, kwargs, info.refresh_claim)
+                return self.decode(data)
+            # Settled outside the except clause: a shared exception is raised
+            # without this caller's LoadFailed as its __context__.
+            what, x = self.l2_settle(outcome, holder)
+            if what is _VALUE:
+                return x
+            if what is _RAISE:
+                raise x
+            if what is _COMPUTE:
+                return self.fn(*args, **kwargs)
 
     def l2_loader(self, holder: list, args: tuple, kwargs: dict) -> Callable[[], bytes]:
-        """The loader of a repeated attempt (the same as call's)."""
+        """The loader handed to the core: runs the function, keeps its value
+        (or _FAILED) in the holder, returns the bytes to store."""
         fn = self.fn
-        encode = self.encode
+        storable = self.storable
 
         def compute() -> bytes:
             try:
@@ -661,14 +655,18 @@ class _Cached:
                 holder.append(_FAILED)
                 raise
             holder.append(v)
-            try:
-                return encode(v)
-            except CacheKitError:
-                raise
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise _Unstorable(v, exc) from None
+            return storable(v)
 
         return compute
+
+    def storable(self, v: Any) -> bytes:
+        """v's stored bytes; _Unstorable when it cannot be serialised."""
+        try:
+            return self.encode(v)
+        except CacheKitError:
+            raise
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise _Unstorable(v, exc) from None
 
     def l2_settle(self, outcome: BaseException, holder: list) -> tuple:
         """What a get_or_load that raised means for its caller: (_VALUE, v),
@@ -694,28 +692,6 @@ class _Cached:
             self.count(SOURCE_LOADED)
             return _COMPUTE, None
         return _RAISE, outcome
-
-    def l2_outcome(self, outcome: BaseException, key: bytes, args: tuple, kwargs: dict, holder: list) -> Any:
-        while True:
-            what, x = self.l2_settle(outcome, holder)
-            if what is _VALUE:
-                return x
-            if what is _RAISE:
-                raise x
-            if what is _COMPUTE:
-                return self.fn(*args, **kwargs)
-            holder = []
-            try:
-                data, info = self.core.get_or_load(self.ns_bytes, key, self.core_ttl,
-                                                   self.l2_loader(holder, args, kwargs))
-            except BaseException as exc:
-                outcome = exc
-                continue
-            if self.settle(key, info.source):
-                return holder[0]
-            if info.refresh:
-                self.refresh_in_background(key, args, kwargs, info.refresh_claim)
-            return self.decode(data)
 
     def settle(self, key: bytes, source: int) -> bool:
         """Count a lookup; True when this caller ran the loader (its value is in the holder)."""
@@ -750,24 +726,37 @@ class _Cached:
             self.unsupported(exc)
             return await self.fn(*args, **kwargs)
         loop = asyncio.get_running_loop()
-        holder: list = []
-        try:
-            data, info = await asyncio.to_thread(self.core.get_or_load, self.ns_bytes, key, self.core_ttl,
-                                                 self.l2_aloader(holder, key, args, kwargs, loop))
-        except BaseException as exc:
-            outcome = exc
-        else:
-            if self.settle(key, info.source):
-                return holder[0]
-            if info.refresh:
-                self.arefresh(loop, key, args, kwargs, info.refresh_claim)
-            return self.decode(data)
-        return await self.l2_aoutcome(outcome, key, args, kwargs, holder, loop)
+        # As in call: the first pass is the hit path; the loop is for retries.
+        while True:
+            holder: list = []
+            try:
+                data, info = await asyncio.to_thread(self.core.get_or_load, self.ns_bytes, key, self.core_ttl,
+                                                     self.l2_aloader(holder, key, args, kwargs, loop))
+            except BaseException as exc:
+                outcome = exc
+            else:
+                if self.settle(key, info.source):
+                    return holder[0]
+                if info.refresh:
+                    self.arefresh(loop, key, args, kwargs, info.refresh_claim)
+                return self.decode(data)
+            if isinstance(outcome, LoadTimeout) and _leading(self.core, key):
+                # This task runs the key's load itself (the function awaited itself
+                # with the same arguments): the core cannot see it across threads.
+                outcome = self.deadlock()
+            what, x = self.l2_settle(outcome, holder)
+            holder.clear()  # drops the exception it may hold (a cycle through its traceback)
+            if what is _VALUE:
+                return x
+            if what is _RAISE:
+                raise x
+            if what is _COMPUTE:
+                return await self.fn(*args, **kwargs)
 
     def l2_aloader(self, holder: list, key: bytes, args: tuple, kwargs: dict,
                    loop: asyncio.AbstractEventLoop) -> Callable[[], bytes]:
         fn = self.fn
-        encode = self.encode
+        storable = self.storable
         core = self.core
 
         def compute() -> bytes:
@@ -791,42 +780,9 @@ class _Cached:
             finally:
                 mark[2] = False
             holder.append(v)
-            try:
-                return encode(v)
-            except CacheKitError:
-                raise
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise _Unstorable(v, exc) from None
+            return storable(v)
 
         return compute
-
-    async def l2_aoutcome(self, outcome: BaseException, key: bytes, args: tuple, kwargs: dict, holder: list,
-                          loop: asyncio.AbstractEventLoop) -> Any:
-        while True:
-            if isinstance(outcome, LoadTimeout) and _leading(self.core, key):
-                # This task runs the key's load itself (the function awaited itself
-                # with the same arguments): the core cannot see it across threads.
-                outcome = self.deadlock()
-            what, x = self.l2_settle(outcome, holder)
-            holder.clear()  # drops the exception it may hold (a cycle through its traceback)
-            if what is _VALUE:
-                return x
-            if what is _RAISE:
-                raise x
-            if what is _COMPUTE:
-                return await self.fn(*args, **kwargs)
-            holder = []
-            try:
-                data, info = await asyncio.to_thread(self.core.get_or_load, self.ns_bytes, key, self.core_ttl,
-                                                     self.l2_aloader(holder, key, args, kwargs, loop))
-            except BaseException as exc:
-                outcome = exc
-                continue
-            if self.settle(key, info.source):
-                return holder[0]
-            if info.refresh:
-                self.arefresh(loop, key, args, kwargs, info.refresh_claim)
-            return self.decode(data)
 
     def arefresh(self, loop: asyncio.AbstractEventLoop, key: bytes, args: tuple, kwargs: dict, claim: int) -> None:
         async def refresh() -> None:
