@@ -205,8 +205,7 @@ bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
         // read only when a deadline or a promotion needs it: an entry
         // without TTL in the recent quarter of its shard needs neither.
         EpochGuard guard;
-        bool gave_up = false;
-        Entry *e = s.find_unlocked(uint32_t(h), key, &gave_up);
+        Entry *e = s.find_unlocked(uint32_t(h), key);
         if (e != nullptr) {
             uint64_t now = e->deadline == kNever ? 0 : this->now();
             if ((e->deadline == kNever || e->deadline > now) && !is_stale(e)) {

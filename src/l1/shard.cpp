@@ -41,20 +41,13 @@ Entry *Shard::find(uint32_t hash, std::string_view key) const noexcept {
     return nullptr;
 }
 
-Entry *Shard::find_unlocked(uint32_t hash, std::string_view key, bool *gave_up) const noexcept {
+Entry *Shard::find_unlocked(uint32_t hash, std::string_view key) const noexcept {
     BucketTable *t = table.load(kSc);
     Entry *e = t->slot(hash).load(kSc);
-    for (unsigned steps = 0; e != nullptr; e = e->hnext.load(kSc)) {
+    for (unsigned steps = 0; e != nullptr && steps < kMaxUnlockedSteps; e = e->hnext.load(kSc), ++steps) {
         if (e->hash == hash && e->key_len == key.size() && std::memcmp(e->key_data(), key.data(), key.size()) == 0)
             return e;
-        if (++steps == kMaxUnlockedSteps) {
-            *gave_up = true;
-            return nullptr;
-        }
     }
-    // A rehash may have moved entries under us: a miss only counts if the
-    // table we walked is still the current one.
-    if (table.load(kSc) != t) *gave_up = true;
     return nullptr;
 }
 
@@ -125,22 +118,16 @@ void Shard::retire(Entry *e, uint64_t epoch) noexcept {
     e->retire_epoch = epoch;
     if (retired_tail) retired_tail->next = e; else retired_head = e;
     retired_tail = e;
-    ++retired_count;
 }
 
 Entry *Shard::take_reclaimable(uint64_t reclaim_below) noexcept {
     Entry *first = retired_head, *last = nullptr;
-    size_t n = 0;
-    for (Entry *e = retired_head; e != nullptr && e->retire_epoch < reclaim_below; e = e->next) {
-        last = e;
-        ++n;
-    }
+    for (Entry *e = retired_head; e != nullptr && e->retire_epoch < reclaim_below; e = e->next) last = e;
     if (last == nullptr) first = nullptr;
     else {
         retired_head = last->next;
         if (retired_head == nullptr) retired_tail = nullptr;
         last->next = nullptr;
-        retired_count -= n;
     }
     size_t kept = 0;
     for (RetiredTable &r : retired_tables) {
@@ -154,7 +141,6 @@ Entry *Shard::take_reclaimable(uint64_t reclaim_below) noexcept {
 Entry *Shard::take_all_retired() noexcept {
     Entry *all = retired_head;
     retired_head = retired_tail = nullptr;
-    retired_count = 0;
     return all;
 }
 
@@ -176,7 +162,7 @@ Entry *Shard::detach_all() noexcept {
     BucketTable *t = table.load(kRelaxed);
     for (size_t i = 0; i <= t->mask; ++i) t->slots()[i].store(nullptr, kSc);
     for (Entry *e = head; e != nullptr; e = e->next) {
-        if (e->heap_index != Entry::kNoHeap) e->heap_index = Entry::kNoHeap;
+        e->heap_index = Entry::kNoHeap;
         e->linked = 0;
     }
     Entry *list = head;  // already chained by next, head to tail

@@ -80,7 +80,6 @@ struct alignas(64) Shard {
     // tables, each with its epoch stamp, until no reader can hold them.
     Entry *retired_head = nullptr;
     Entry *retired_tail = nullptr;
-    size_t retired_count = 0;
     uint64_t retired_bytes = 0;  // their entry_charge() total
     struct RetiredTable {
         uint64_t epoch;
@@ -90,10 +89,10 @@ struct alignas(64) Shard {
 
     // Locked lookup.
     Entry *find(uint32_t hash, std::string_view key) const noexcept;
-    // Lock-free lookup, inside an EpochGuard. Sets *gave_up when the walk
-    // was cut short (a long chain, or one being rehashed under it): the
-    // caller then asks again under the lock.
-    Entry *find_unlocked(uint32_t hash, std::string_view key, bool *gave_up) const noexcept;
+    // Lock-free lookup, inside an EpochGuard. A null answer may be a false
+    // miss (a long chain, or a rehash moving entries under the walk): the
+    // caller asks again under the lock before calling it a miss.
+    Entry *find_unlocked(uint32_t hash, std::string_view key) const noexcept;
     // Make room so that link() cannot fail. May throw std::bad_alloc.
     void prepare_insert();
     // Insert at the LRU head (and into the heap when it has a deadline).
