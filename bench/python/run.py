@@ -6,7 +6,9 @@
 
 Usage: CACHEKIT_BUILD=<meson builddir> /usr/bin/python3 bench/python/run.py [B4 B7 B8py]
 (CACHEKIT_BUILD defaults to build-bench, relative to the source root.) The
-extension is compiled against that build tree into <builddir>/bench/python-ext.
+extensions (cachekit._ffi, cachekit._fastpath) are compiled against that build
+tree into <builddir>/bench/python-ext, again when either is missing or
+_fastpath.c changed.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import timeit
@@ -25,6 +28,14 @@ import timeit
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 WRAPPER = os.path.join(ROOT, "wrappers", "python")
+
+
+def _fastpath_current(out: str) -> bool:
+    """<out>/cachekit/_fastpath is built and newer than its source (checked
+    before importing: a loaded extension cannot be reloaded)."""
+    so = os.path.join(out, "cachekit", "_fastpath" + sysconfig.get_config_var("EXT_SUFFIX"))
+    src = os.path.join(WRAPPER, "cachekit", "_fastpath.c")
+    return os.path.exists(so) and os.path.getmtime(so) >= os.path.getmtime(src)
 
 
 def setup_import() -> None:
@@ -35,11 +46,13 @@ def setup_import() -> None:
     sys.path.insert(0, WRAPPER)
     sys.path.insert(0, out)
     sys.path.insert(0, HERE)
-    try:
-        import cachekit._ffi  # noqa: F401
-        return
-    except ImportError:
-        pass
+    if _fastpath_current(out):
+        try:
+            import cachekit._ffi  # noqa: F401
+            import cachekit._fastpath  # noqa: F401
+            return
+        except ImportError:
+            pass
     for m in [m for m in sys.modules if m == "cachekit" or m.startswith("cachekit.")]:
         del sys.modules[m]
     subprocess.run([sys.executable, os.path.join(WRAPPER, "build_ext.py"), "--build-dir", build, "--out", out,
@@ -48,19 +61,24 @@ def setup_import() -> None:
     importlib.invalidate_caches()
 
 
-def best_ns(stmt, number: int, repeat: int = 7) -> float:
-    t = timeit.Timer(stmt)
-    return min(t.repeat(repeat=repeat, number=number)) / number * 1e9
-
-
-def best_pair(figure_stmt, anchor_stmt, number: int, repeat: int = 15) -> tuple[float, float]:
-    """Best-of-`repeat` for both sides, interleaved so both see the same machine load."""
+def median_pair(figure_stmt, anchor_stmt, number: int, pairs: int = 21) -> tuple[float, float]:
+    """Both sides timed back to back `pairs` times (which goes first
+    alternates); the pair with the median figure/anchor ratio is reported.
+    This VM's speed drifts within a second, so a best-of on each side alone
+    would compare lucky and unlucky moments; a pair shares its moment."""
     tf, ta = timeit.Timer(figure_stmt), timeit.Timer(anchor_stmt)
-    bf = ba = float("inf")
-    for _ in range(repeat):
-        bf = min(bf, tf.timeit(number))
-        ba = min(ba, ta.timeit(number))
-    return bf / number * 1e9, ba / number * 1e9
+    rows = []
+    for i in range(pairs):
+        if i % 2:
+            a = ta.timeit(number)
+            f = tf.timeit(number)
+        else:
+            f = tf.timeit(number)
+            a = ta.timeit(number)
+        rows.append((f / a, f, a))
+    rows.sort()
+    _, f, a = rows[len(rows) // 2]
+    return f / number * 1e9, a / number * 1e9
 
 
 def emit(case: str, figure: float, anchor: float, target: float, desc: str, **extra) -> None:
@@ -82,8 +100,10 @@ def b4() -> None:
         return x * 2
 
     f(42), g(42)
-    fig, anc = best_pair(lambda: f(42), lambda: g(42), 100_000, repeat=25)
-    emit("B4", fig, anc, 4.0, "functools.lru_cache hit, one int argument (same process, timeit, interleaved best of 25)")
+    fig, anc = median_pair(lambda: f(42), lambda: g(42), 50_000, pairs=31)
+    from cachekit import _decorator
+    emit("B4", fig, anc, 4.0, "functools.lru_cache hit, one int argument (same process, timeit, median of 31 back-to-back pairs)",
+         hot_path="c" if isinstance(f, _decorator._CObjectWrapper or ()) else "python")
 
 
 def b7() -> None:
@@ -101,8 +121,7 @@ def b7() -> None:
         get_users(1)
         get_users(1)
         assert get_users(1) == value
-        n = 2000
-        fig, anc = best_pair(lambda: get_users(1), lambda: msgpack.unpackb(packed), 500)
+        fig, anc = median_pair(lambda: get_users(1), lambda: msgpack.unpackb(packed), 200, pairs=31)
         emit("B7", fig, anc, 1.2, f"msgpack.unpackb of the same {len(packed)}-byte payload", payload_bytes=len(packed))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -155,8 +174,7 @@ def b8py() -> None:
         r = redis.Redis.from_url(url)
         r.set("b8py:anchor", packed)
         assert msgpack.unpackb(r.get("b8py:anchor")) == value
-        n = 2000
-        fig, anc = best_pair(lambda: get_users(1), lambda: msgpack.unpackb(r.get("b8py:anchor")), 500)
+        fig, anc = median_pair(lambda: get_users(1), lambda: msgpack.unpackb(r.get("b8py:anchor")), 200, pairs=31)
         emit("B8py", fig, anc, 1.0, "redis-py GET + msgpack.unpackb of the same payload (same server)",
              payload_bytes=len(packed))
     finally:

@@ -611,9 +611,15 @@ typedef struct cachekit_lookup {
     int refresh;
     uint64_t refresh_claim;
     double age_seconds;  /* of an L1 hit, else -1 */
+    /* For readers of the reference SDK's values: 1 when the payload contains
+     * a str "__datetime__", "__date__" or "__time__" (its temporal sentinel
+     * maps may be there), 0 when it cannot hold one, -1 when this lookup did
+     * not check the payload (an L1 hit, another caller's load). The check
+     * every L2 read makes anyway notes it, so a wrapper need not search. */
+    int temporal_keys;
 } cachekit_lookup;
 
-#define CACHEKIT_LOOKUP_INIT {sizeof(cachekit_lookup), 0, 0, 0, -1.0}
+#define CACHEKIT_LOOKUP_INIT {sizeof(cachekit_lookup), 0, 0, 0, -1.0, -1}
 
 /* Read a value: CACHEKIT_OK with the payload in `out`, or CACHEKIT_ENOTFOUND.
  * `info` may be NULL. */

@@ -171,9 +171,11 @@ bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out
     m.l2_latency_ms.observe(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
     if (!found) return false;
     std::string why;
-    Verdict v = decode_stored(config_.value, key, stored.view(), out, &why);
+    msgpack::DocumentFacts facts;
+    Verdict v = decode_stored(config_.value, key, stored.view(), out, &why, info ? &facts : nullptr);
     if (v != Verdict::Ok) return refused(v, ns, key, why, m);
     m.l2_hits.add();
+    if (info) info->temporal_keys = facts.temporal_keys ? 1 : 0;
     if (l1_ && !(remaining && remaining->count() <= 0)) {
         // L1 never outlives the L2 entry it copies.
         const uint64_t until = remaining ? l1::add_saturating(l1_->now(), ms_to_ns(remaining->count())) : l1::kNever;

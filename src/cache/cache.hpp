@@ -54,6 +54,7 @@ struct Lookup {
     bool refresh = false;         // this caller owns a stale-while-revalidate refresh
     uint64_t refresh_claim = 0;   // pass back with the refreshed value
     double age_seconds = -1;      // of an L1 hit
+    int temporal_keys = -1;       // of a payload checked by this read: 1/0, -1 when not checked here (an L1 hit)
 };
 
 // What a loader produces; the C API wraps this in cachekit_load.

@@ -53,9 +53,9 @@ bool meta_bool(const json::Value &m, std::string_view key) {
 }
 
 // The bounded check every payload passes before a wrapper decodes it.
-Verdict check_payload(const cachekit_buf *payload, std::string *why) {
+Verdict check_payload(const cachekit_buf *payload, std::string *why, msgpack::DocumentFacts *facts) {
     try {
-        msgpack::check_document(reinterpret_cast<const uint8_t *>(payload->ptr), payload->size);
+        msgpack::check_document(reinterpret_cast<const uint8_t *>(payload->ptr), payload->size, msgpack::kMaxDepth, facts);
         return Verdict::Ok;
     } catch (const Error &e) {
         *why = std::string("payload is not one bounded MessagePack document: ") + e.what();
@@ -63,7 +63,8 @@ Verdict check_payload(const cachekit_buf *payload, std::string *why) {
     }
 }
 
-Verdict unwrap_payload(std::string_view inner, bool compressed, cachekit_buf *payload, std::string *why) {
+Verdict unwrap_payload(std::string_view inner, bool compressed, cachekit_buf *payload, std::string *why,
+                       msgpack::DocumentFacts *facts) {
     if (compressed) {
         try {
             envelope::unwrap(reinterpret_cast<const uint8_t *>(inner.data()), inner.size(), payload, nullptr);
@@ -74,11 +75,11 @@ Verdict unwrap_payload(std::string_view inner, bool compressed, cachekit_buf *pa
     } else {
         buf_assign(payload, inner);
     }
-    return check_payload(payload, why);
+    return check_payload(payload, why, facts);
 }
 
 Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_view stored, cachekit_buf *payload,
-                    std::string *why) {
+                    std::string *why, msgpack::DocumentFacts *facts) {
     const auto *bytes = reinterpret_cast<const uint8_t *>(stored.data());
     if (!frame::has_magic(bytes, stored.size())) {
         // Other SDKs' shapes: a bare envelope (TypeScript) or plain MessagePack (Rust).
@@ -86,7 +87,7 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
             *why = "a plaintext entry where this cache requires encryption";
             return Verdict::Downgrade;
         }
-        return unwrap_payload(stored, envelope::looks_like_envelope(bytes, stored.size()), payload, why);
+        return unwrap_payload(stored, envelope::looks_like_envelope(bytes, stored.size()), payload, why, facts);
     }
     frame::Decoded f;
     try {
@@ -106,7 +107,7 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
             *why = "the frame claims plaintext where this cache requires encryption (no downgrade)";
             return Verdict::Downgrade;
         }
-        return unwrap_payload(body, compressed, payload, why);
+        return unwrap_payload(body, compressed, payload, why, facts);
     }
     if (!fmt.keyring) {
         *why = "the entry is encrypted and this cache has no master key";
@@ -134,11 +135,11 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         *why = e.what();
         return e.code() == CACHEKIT_EKEYNOTFOUND ? Verdict::WrongKey : Verdict::Tampered;
     }
-    return unwrap_payload(plain.view(), compressed, payload, why);
+    return unwrap_payload(plain.view(), compressed, payload, why, facts);
 }
 
 Verdict decode_interop(const ValueFormat &fmt, std::string_view key, std::string_view stored, cachekit_buf *payload,
-                       std::string *why) {
+                       std::string *why, msgpack::DocumentFacts *facts) {
     if (fmt.keyring) {
         std::string aad = crypto::build_aad(fmt.tenant, key, kFormat, false, std::nullopt);
         try {
@@ -147,10 +148,10 @@ Verdict decode_interop(const ValueFormat &fmt, std::string_view key, std::string
             *why = e.what();
             return Verdict::Tampered;
         }
-        return check_payload(payload, why);
+        return check_payload(payload, why, facts);
     }
     buf_assign(payload, stored);
-    return check_payload(payload, why);
+    return check_payload(payload, why, facts);
 }
 
 }  // namespace
@@ -195,9 +196,9 @@ void encode_stored(const ValueFormat &fmt, std::string_view key, std::string_vie
 }
 
 Verdict decode_stored(const ValueFormat &fmt, std::string_view key, std::string_view stored, cachekit_buf *payload,
-                      std::string *why) {
-    return fmt.format == Format::Interop ? decode_interop(fmt, key, stored, payload, why)
-                                         : decode_auto(fmt, key, stored, payload, why);
+                      std::string *why, msgpack::DocumentFacts *facts) {
+    return fmt.format == Format::Interop ? decode_interop(fmt, key, stored, payload, why, facts)
+                                         : decode_auto(fmt, key, stored, payload, why, facts);
 }
 
 }  // namespace cachekit::cache

@@ -9,6 +9,7 @@
 
 #include "cachekit/cachekit.h"
 #include "codec/keyring.hpp"
+#include "codec/msgpack_bounds.hpp"
 
 namespace cachekit::cache {
 
@@ -31,8 +32,9 @@ const char *verdict_name(Verdict v);
 void encode_stored(const ValueFormat &fmt, std::string_view cache_key, std::string_view payload, cachekit_buf *stored);
 
 // Verify a stored entry and write its MessagePack payload to `payload`.
-// Never throws for bad data (only std::bad_alloc); `why` gets a message.
+// Never throws for bad data (only std::bad_alloc); `why` gets a message,
+// `facts` (when given) what the payload's check noticed.
 Verdict decode_stored(const ValueFormat &fmt, std::string_view cache_key, std::string_view stored,
-                      cachekit_buf *payload, std::string *why);
+                      cachekit_buf *payload, std::string *why, msgpack::DocumentFacts *facts = nullptr);
 
 }  // namespace cachekit::cache

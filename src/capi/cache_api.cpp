@@ -63,6 +63,7 @@ void fill_lookup(cachekit_lookup *out, const cache::Lookup &in) {
     out->refresh = in.refresh ? 1 : 0;
     out->refresh_claim = in.refresh_claim;
     out->age_seconds = in.age_seconds;
+    out->temporal_keys = in.temporal_keys;
 }
 
 }  // namespace

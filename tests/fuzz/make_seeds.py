@@ -8,7 +8,7 @@ import os
 import sys
 
 vectors, out = sys.argv[1], sys.argv[2]
-seeds = {t: set() for t in ["envelope", "frame", "msgpack", "keys", "crypto", "container_v2", "inspect",
+seeds = {t: set() for t in ["envelope", "frame", "msgpack", "msgpack_scan", "keys", "crypto", "container_v2", "inspect",
                             "file_header", "redis_reply", "codec_request"]}
 ROUTES = {
     "envelope_hex": ["envelope"], "payload_hex": ["envelope", "msgpack"], "expected_payload_hex": ["envelope"],
@@ -96,6 +96,7 @@ for request in [{"op": "crypto.derive", "master_key": "61" * 32, "tenant": "t"},
                 {"op": "key.auto", "namespace": None, "module": "m", "qualname": "f", "args": "929101" + "80",
                  "integrity": True, "serializer": "s"}]:
     seeds["codec_request"].add(json.dumps(request).encode())
+seeds["msgpack_scan"].update(seeds["msgpack"])  # the scanners read what the msgpack target reads
 for target, items in seeds.items():
     folder = os.path.join(out, target)
     os.makedirs(folder, exist_ok=True)

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Meson glue for the Python wrapper tests.
 
-1. compile cachekit._ffi against the build tree (wrappers/python/build_ext.py);
+1. compile cachekit._ffi against the build tree, and cachekit._fastpath
+   (wrappers/python/build_ext.py);
 2. run `/usr/bin/python3 -m pytest -q wrappers/python/tests` with PYTHONPATH =
-   the built extension + wrappers/python and LD_LIBRARY_PATH = <builddir>/src;
+   the built extensions + wrappers/python and LD_LIBRARY_PATH = <builddir>/src,
+   and CACHEKIT_PY_FASTPATH_REQUIRED=1: the C hit path must import (its
+   tests fail rather than skip without it);
 3. fail when pytest fails or collects no tests (exit 5), and print pytest's
    summary line last.
 """
@@ -31,7 +34,7 @@ def main() -> int:
     if r.returncode != 0:
         sys.stdout.write(r.stdout)
         sys.stderr.write(r.stderr)
-        print("FAILED: could not build the cffi extension", flush=True)
+        print("FAILED: could not build the extensions (cachekit._ffi, cachekit._fastpath)", flush=True)
         return 1
 
     env = dict(os.environ)
@@ -40,6 +43,7 @@ def main() -> int:
     env["LD_LIBRARY_PATH"] = os.pathsep.join([libdir] + ([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []))
     env.setdefault("CACHEKIT_BUILD_DIR", a.build_dir)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["CACHEKIT_PY_FASTPATH_REQUIRED"] = "1"
     cmd = [python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", os.path.join(wrapper, "tests")]
     cmd += a.pytest_args
     proc = subprocess.run(cmd, cwd=a.source_root, env=env, capture_output=True, text=True)

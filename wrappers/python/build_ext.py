@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compile the cachekit._ffi extension against a meson build tree.
+"""Compile the cachekit._ffi and cachekit._fastpath extensions against a meson build tree.
 
     python3 wrappers/python/build_ext.py --build-dir <meson builddir> --out <dir>
 
@@ -7,6 +7,8 @@ writes <dir>/cachekit/_ffi*.so (plus the generated C file in a temp dir), linked
 against <builddir>/src/libcachekit.so with an rpath to it, so that
 PYTHONPATH=<dir>:wrappers/python imports the package from the source tree and
 the extension from <dir>. Uses <builddir>/meson-uninstalled for pkg-config.
+Also writes <dir>/cachekit/_fastpath*.so (cachekit/_fastpath.c: plain CPython
+C API, no libcachekit), built the way setup.py's ext_modules builds it.
 """
 from __future__ import annotations
 
@@ -49,14 +51,43 @@ def build(build_dir: str, out: str, quiet: bool = False) -> str:
     return dest
 
 
+def build_fastpath(out: str, quiet: bool = False) -> str:
+    """Compile cachekit/_fastpath.c into <out>/cachekit/ with setuptools'
+    build_ext (this interpreter's include dir, flags and EXT_SUFFIX)."""
+    from setuptools import Distribution, Extension
+
+    out = os.path.abspath(out)
+    ext = Extension("cachekit._fastpath", [os.path.join(HERE, "cachekit", "_fastpath.c")],
+                    extra_compile_args=["-Wall", "-Wextra"] if os.name != "nt" else [])
+    dist = Distribution({"name": "cachekit-fastpath", "ext_modules": [ext]})
+    dist.verbose = 0 if quiet else 1
+    cmd = dist.get_command_obj("build_ext")
+    tmp = tempfile.mkdtemp(prefix="cachekit-fastpath-")
+    try:
+        cmd.build_lib = tmp
+        cmd.build_temp = os.path.join(tmp, "obj")
+        cmd.force = True
+        cmd.ensure_finalized()
+        cmd.run()
+        built = cmd.get_ext_fullpath(ext.name)
+        pkg_dir = os.path.join(out, "cachekit")
+        os.makedirs(pkg_dir, exist_ok=True)
+        dest = os.path.join(pkg_dir, os.path.basename(built))
+        shutil.copy2(built, dest + ".tmp")
+        os.replace(dest + ".tmp", dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", required=True, help="meson build directory of libcachekit")
-    ap.add_argument("--out", required=True, help="directory to receive cachekit/_ffi*.so")
+    ap.add_argument("--out", required=True, help="directory to receive cachekit/_ffi*.so and cachekit/_fastpath*.so")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
-    path = build(a.build_dir, a.out, quiet=a.quiet)
-    print(path)
+    print(build(a.build_dir, a.out, quiet=a.quiet))
+    print(build_fastpath(a.out, quiet=a.quiet))
     return 0
 
 

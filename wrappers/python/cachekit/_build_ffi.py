@@ -217,6 +217,7 @@ typedef struct cachekit_lookup {
     int refresh;
     uint64_t refresh_claim;
     double age_seconds;
+    int temporal_keys;
     ...;
 } cachekit_lookup;
 int cachekit_cache_get(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len);

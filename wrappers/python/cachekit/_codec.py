@@ -152,10 +152,12 @@ def _revive(d: dict) -> Any:
 _unpackb = msgpack.unpackb
 
 
-def decode_value(data: bytes) -> Any:
+def decode_value(data: Any, temporal_keys: int = -1) -> Any:
     """Decode a payload, reviving temporal sentinels. The object hook (a Python
-    call per map) is used only when a sentinel key occurs in the bytes."""
-    if b"__date" in data or b"__time__" in data:
+    call per map) is used only when a sentinel key occurs: temporal_keys is
+    the core's answer (cachekit_lookup.temporal_keys, 1 or 0), or -1 to search
+    the bytes here."""
+    if temporal_keys > 0 or (temporal_keys < 0 and (b"__date" in data or b"__time__" in data)):
         return _unpackb(data, raw=False, strict_map_key=False, object_hook=_revive)
     return _unpackb(data, raw=False, strict_map_key=False)
 

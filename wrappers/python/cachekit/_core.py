@@ -39,7 +39,7 @@ SOURCE_WAITED = lib.CACHEKIT_SOURCE_WAITED
 OK = lib.CACHEKIT_OK
 ENOTFOUND = lib.CACHEKIT_ENOTFOUND
 TTL_DEFAULT = lib.CACHEKIT_TTL_DEFAULT
-_LOOKUP_INIT = {"struct_size": ffi.sizeof("cachekit_lookup"), "age_seconds": -1.0}
+_LOOKUP_INIT = {"struct_size": ffi.sizeof("cachekit_lookup"), "age_seconds": -1.0, "temporal_keys": -1}
 
 
 class CacheKitError(Exception):
@@ -475,12 +475,16 @@ class CoreCache:
         finally:
             _give(buf)
 
-    def get_or_load(self, ns: Optional[bytes], key: bytes, ttl: float,
-                    compute: Callable[[], bytes]) -> tuple[bytes, Any]:
+    def get_or_load(self, ns: Optional[bytes], key: bytes, ttl: float, compute: Callable[[], bytes],
+                    decode: Optional[Callable[[Any, int], Any]] = None) -> tuple[Any, Any]:
         """Single-flight get-or-compute. `compute` returns the payload bytes;
-        its exception is re-raised here, after the C call returned. A caller
-        that waited for another caller's load gets its bytes, or LoadFailed
-        (carrying that loader's exception) or LoadTimeout."""
+        its exception is re-raised here, after the C call returned. Returns
+        (payload bytes, info), or with `decode` (decode(payload,
+        info.temporal_keys), info) where the payload is read in place (no
+        copy) when the core checked it; (None, info) when this caller ran the
+        loader (it has its own value). A caller that waited for another
+        caller's load gets its value, or LoadFailed (carrying that loader's
+        exception) or LoadTimeout."""
         info = ffi.new("cachekit_lookup *", _LOOKUP_INIT)
         ctx = _LoadCtx(compute)
         handle = ffi.new_handle(ctx)
@@ -490,9 +494,14 @@ class CoreCache:
                                                 len(key), ttl, lib._cachekit_py_loader, handle)
             if ctx.error is not None:
                 raise ctx.error
-            if rc == OK:
-                return ffi.buffer(buf.ptr, buf.size)[:], info
-            raise _load_error(rc)
+            if rc != OK:
+                raise _load_error(rc)
+            if info.source == SOURCE_LOADED:
+                return None, info
+            payload = ffi.buffer(buf.ptr, buf.size)
+            if decode is None:
+                return payload[:], info
+            return decode(payload if info.temporal_keys >= 0 else payload[:], info.temporal_keys), info
         finally:
             _give(buf)
             ctx.error = None

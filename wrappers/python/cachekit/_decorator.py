@@ -40,6 +40,16 @@ _LOAD_TIMEOUT = 30.0
 _SIMPLE = frozenset({int, str, bytes, type(None)})
 _PACKED = object()  # marks object-mode keys built from packed arguments
 
+# The object-mode hit path in C (cachekit/_fastpath.c), when it is built and
+# not switched off with CACHEKIT_PY_FASTPATH=0 (read here, at import). None:
+# the pure-Python wrapper of _object_hot_path, its specification.
+_CObjectWrapper: Any = None
+if os.environ.get("CACHEKIT_PY_FASTPATH", "1").strip().lower() not in ("0", "false", "no", "off"):
+    try:
+        from cachekit._fastpath import ObjectWrapper as _CObjectWrapper
+    except ImportError:
+        pass
+
 # L2 mode: a loader's holder starts with _FAILED when the function raised;
 # l2_settle's verdicts.
 _FAILED = object()
@@ -316,8 +326,8 @@ class _Cached:
             return _codec.encode_interop_value(v)
         return _codec.encode_value(v)
 
-    def decode(self, data: bytes) -> Any:
-        return _codec.decode_value(data)
+    def decode(self, data: Any, temporal_keys: int = -1) -> Any:
+        return _codec.decode_value(data, temporal_keys)
 
     # Stats --------------------------------------------------------------------
 
@@ -622,8 +632,8 @@ class _Cached:
         while True:
             holder: list = []
             try:
-                data, info = self.core.get_or_load(self.ns_bytes, key, self.core_ttl,
-                                                   self.l2_loader(holder, args, kwargs))
+                value, info = self.core.get_or_load(self.ns_bytes, key, self.core_ttl,
+                                                    self.l2_loader(holder, args, kwargs), self.decode)
             except BaseException as exc:
                 outcome = exc
             else:
@@ -631,7 +641,7 @@ class _Cached:
                     return holder[0]
                 if info.refresh:
                     self.refresh_in_background(key, args, kwargs, info.refresh_claim)
-                return self.decode(data)
+                return value
             # Settled outside the except clause: a shared exception is raised
             # without this caller's LoadFailed as its __context__.
             what, x = self.l2_settle(outcome, holder)
@@ -730,8 +740,8 @@ class _Cached:
         while True:
             holder: list = []
             try:
-                data, info = await asyncio.to_thread(self.core.get_or_load, self.ns_bytes, key, self.core_ttl,
-                                                     self.l2_aloader(holder, key, args, kwargs, loop))
+                value, info = await asyncio.to_thread(self.core.get_or_load, self.ns_bytes, key, self.core_ttl,
+                                                      self.l2_aloader(holder, key, args, kwargs, loop), self.decode)
             except BaseException as exc:
                 outcome = exc
             else:
@@ -739,7 +749,7 @@ class _Cached:
                     return holder[0]
                 if info.refresh:
                     self.arefresh(loop, key, args, kwargs, info.refresh_claim)
-                return self.decode(data)
+                return value
             if isinstance(outcome, LoadTimeout) and _leading(self.core, key):
                 # This task runs the key's load itself (the function awaited itself
                 # with the same arguments): the core cannot see it across threads.
@@ -798,6 +808,35 @@ class _Cached:
         task.add_done_callback(self.refreshing.discard)
 
 
+def _object_hot_path(state: _Cached) -> Callable:
+    """The sync object-mode callable, before functools.wraps: the C one when
+    available, else this Python one, which is its specification."""
+    if _CObjectWrapper is not None:
+        return _CObjectWrapper(state.objects.data, state.obj_slow, _SIMPLE)
+    memo_get = state.objects.data.get
+    mono = time.monotonic
+    slow = state.obj_slow
+    simple = _SIMPLE
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # Hot path: one positional simple scalar (int, str, bytes, None) is
+        # its own dict key (no key hashing, no serialisation); then a TTL /
+        # staleness check and a per-entry hit count.
+        if not kwargs:
+            try:
+                (a,) = args
+            except ValueError:
+                return slow(args, kwargs)
+            if type(a) in simple:
+                e = memo_get(a)
+                if e is not None and mono() < e[3]:
+                    e[2] += 1
+                    return e[0]
+        return slow(args, kwargs)
+
+    return wrapper
+
+
 def _make_wrapper(state: _Cached) -> Callable:
     fn = state.fn
     if state.is_async:
@@ -838,29 +877,7 @@ def _make_wrapper(state: _Cached) -> Callable:
         wrapper.invalidate_cache = ainvalidate_cache
         wrapper.ainvalidate_cache = ainvalidate_cache
     elif state.objects is not None and state.key_fn is None:
-        memo_get = state.objects.data.get
-        mono = time.monotonic
-        slow = state.obj_slow
-
-        simple = _SIMPLE
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            # Hot path: one positional simple scalar (int, str, bytes, None) is
-            # its own dict key (no key hashing, no serialisation); then a TTL /
-            # staleness check and a per-entry hit count.
-            if not kwargs:
-                try:
-                    (a,) = args
-                except ValueError:
-                    return slow(args, kwargs)
-                if type(a) in simple:
-                    e = memo_get(a)
-                    if e is not None and mono() < e[3]:
-                        e[2] += 1
-                        return e[0]
-            return slow(args, kwargs)
-
+        wrapper = functools.wraps(fn)(_object_hot_path(state))
         wrapper.invalidate_cache = lambda *a, **k: state.invalidate(a, k)
     else:
         call = state.call if state.objects is None else state.obj_slow

@@ -132,6 +132,31 @@ def test_values_round_trip_l2(tmp_path):
     assert got["b"] == b"\x00\xff" and got["tup"] == [1, 2] and got["nested"] == [{"f": 1.5, "none": None}]
 
 
+def test_core_reports_temporal_keys_of_what_it_checked():
+    """An L2 read tells the wrapper whether the payload can hold temporal
+    sentinel maps (so it need not search the bytes); an L1 hit does not know."""
+    from cachekit._codec import encode_value
+    from cachekit._core import CoreCache
+
+    seen = []
+
+    def decode(payload, temporal_keys):
+        seen.append((type(payload), temporal_keys))
+        return bytes(payload)
+
+    for l1 in (False, True):
+        c = CoreCache(backend_url="memory://", l1=l1)
+        try:
+            for key, value in ((b"n:plain", {"id": 1, "name": "__date"}), (b"n:dated", {"d": dt.date(2024, 1, 2)})):
+                c.put(b"n", key, encode_value(value), 0.0)
+                assert c.get_or_load(b"n", key, 0.0, lambda: b"\xc0", decode)[0] == encode_value(value)
+        finally:
+            c.close()
+    # The L2 reads pass the payload in place with the core's answer; the L1 hits pass bytes and -1.
+    assert [t for _, t in seen] == [0, 1, -1, -1]
+    assert seen[0][0] is not bytes and seen[2][0] is bytes
+
+
 def test_object_mode_keeps_objects():
     sentinel = object()
 
