@@ -44,9 +44,14 @@ double seconds_between(uint64_t from_ns, uint64_t to_ns) { return to_ns > from_n
 
 }  // namespace
 
-Cache::Cache(CacheConfig config) : config_(std::move(config)) {
+Cache::Cache(CacheConfig config)
+    : config_(std::move(config)),
+      metrics_([this](metrics::NamespaceMetrics &m) {
+          if (plain_l1_) m.engine_l1_hits = &l1_->namespace_hits(m.ns);
+      }) {
     config_.value.keyring = config_.keyring.get();
     if (config_.l1_enabled) l1_ = std::make_unique<l1::L1Cache>(config_.l1);
+    plain_l1_ = l1_ && !config_.keyring;
 }
 
 Cache::~Cache() = default;
@@ -121,10 +126,10 @@ bool Cache::read_l1(std::string_view ns, std::string_view key, cachekit_buf *out
         std::string why;
         Verdict v = decode_stored(config_.value, key, stored.view(), out, &why);
         if (v != Verdict::Ok) return refused(v, ns, key, why, m);
-    } else if (!l1_->get(key, out, want)) {
+        m.l1_hits.add();  // counted here: only an entry that opens is a hit
+    } else if (!l1_->get(key, out, want)) {  // a plaintext hit: the engine counts it
         return false;
     }
-    m.l1_hits.add();
     const bool swr = want && config_.swr && entry.deadline_ns != l1::kNever && entry.deadline_ns > entry.inserted_at_ns;
     if (!info && !swr) return true;  // the common hit: no clock read
     const uint64_t now = l1_->now();
@@ -187,8 +192,12 @@ bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out
 }
 
 int Cache::get(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info) {
+    // The common hit: a plaintext L1 hit nobody asked details of is the
+    // engine's lookup and copy (which counts it), nothing more.
+    const bool quick = plain_l1_ && !info && !config_.swr;
+    if (quick && l1_->get(key, out)) return CACHEKIT_OK;
     metrics::NamespaceMetrics &m = metrics_.of(ns);
-    if (read_l1(ns, key, out, info, m) || read_l2(ns, key, out, info, m)) return CACHEKIT_OK;
+    if ((!quick && read_l1(ns, key, out, info, m)) || read_l2(ns, key, out, info, m)) return CACHEKIT_OK;
     m.misses.add();
     return CACHEKIT_ENOTFOUND;
 }

@@ -116,6 +116,7 @@ private:
 
     CacheConfig config_;
     std::unique_ptr<l1::L1Cache> l1_;
+    bool plain_l1_ = false;  // an L1 holding plaintext: its hits are the engine's to count
     metrics::CacheMetrics metrics_;
     InvalidationLog log_;
     RefreshClaims claims_;

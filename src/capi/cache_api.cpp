@@ -104,9 +104,10 @@ CACHEKIT_API int cachekit_cache_get(cachekit_cache *c, cachekit_buf *out, cachek
                                     const void *key, size_t key_len) noexcept {
     return guarded([&] {
         require(out != nullptr, "out is NULL");
+        if (info == nullptr) return cache_of(c).get(ns_arg(ns), key_arg(key, key_len), out, nullptr);
         check_lookup(info);
         cache::Lookup lookup;
-        int rc = cache_of(c).get(ns_arg(ns), key_arg(key, key_len), out, info ? &lookup : nullptr);
+        int rc = cache_of(c).get(ns_arg(ns), key_arg(key, key_len), out, &lookup);
         fill_lookup(info, lookup);
         return rc;
     });
@@ -203,7 +204,7 @@ CACHEKIT_API int cachekit_cache_stats_get(cachekit_cache *c, cachekit_cache_stat
         std::memset(&s, 0, sizeof s);
         for (const metrics::NamespaceMetrics *m : cc.metrics().all()) {
             if (ns && m->ns != ns) continue;
-            s.l1_hits += m->l1_hits.total();
+            s.l1_hits += m->l1_hits_total();
             s.l2_hits += m->l2_hits.total();
             s.misses += m->misses.total();
             s.stores += m->stores.total();

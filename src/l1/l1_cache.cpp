@@ -217,7 +217,7 @@ bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
                         if (e->linked && promotion_due(s, e, now)) s.promote(e, now);
                     }
                 }
-                lock_free_hits_.add();
+                e->ns->hits.add();
                 return true;
             }
         }
@@ -238,7 +238,7 @@ bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
         } else {
             copy_out(e, out, info);
             if (promotion_due(s, e, now)) s.promote(e, now);
-            ++s.counters.hits;
+            e->ns->hits.add();
             return true;
         }
         ++s.counters.misses;
@@ -487,7 +487,6 @@ Stats L1Cache::stats() const {
     for (auto &sp : shards_) {
         Shard &s = *sp;
         std::lock_guard lock(s.mu);
-        st.hits += s.counters.hits;
         st.misses += s.counters.misses;
         st.inserts += s.counters.inserts;
         st.evictions += s.counters.evictions;
@@ -498,7 +497,7 @@ Stats L1Cache::stats() const {
         st.entries += s.entries();
         st.retired_bytes += s.retired_bytes;
     }
-    st.hits += lock_free_hits_.total();
+    st.hits = namespaces_.total_hits();
     st.bytes = bytes_.load(std::memory_order_acquire);
     st.peak_bytes = peak_bytes_.load(std::memory_order_relaxed);
     st.max_bytes = max_bytes_;

@@ -107,6 +107,10 @@ public:
     size_t sweep();
 
     Stats stats() const;
+    // The hits on entries of namespace `ns` so far (a live counter: it lives
+    // as long as the cache). A hit counts under the namespace its entry was
+    // put in.
+    const metrics::StripedCounter &namespace_hits(std::string_view ns) { return namespaces_.acquire(ns)->hits; }
     uint64_t now() const noexcept {
         if (clock_ != nullptr) return clock_->now_ns();
         return precise_ ? MonotonicClock::read() : CoarseMonotonicClock::read();
@@ -159,10 +163,7 @@ private:
     uint64_t shard_mask_;
     uint64_t retire_slack_;  // retired bytes a shard may hold before freeing eagerly
     std::vector<std::unique_ptr<Shard>> shards_;
-    NamespaceTable namespaces_;
-
-    // Lock-free hits, counted per thread so readers share no line.
-    metrics::StripedCounter lock_free_hits_;
+    NamespaceTable namespaces_;  // also counts the hits, per namespace and per thread
 
     alignas(64) std::atomic<uint64_t> bytes_{0};
     std::atomic<uint64_t> peak_bytes_{0};

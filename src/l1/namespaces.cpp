@@ -44,6 +44,13 @@ void NamespaceTable::invalidate(std::string_view name, uint64_t epoch) {
     if (epoch > gen.load(std::memory_order_relaxed)) gen.store(epoch, std::memory_order_release);
 }
 
+uint64_t NamespaceTable::total_hits() const {
+    std::shared_lock lock(mu_);
+    uint64_t sum = 0;
+    for (const auto &[name, rec] : map_) sum += rec->hits.total();
+    return sum;
+}
+
 size_t NamespaceTable::size() const {
     std::shared_lock lock(mu_);
     return map_.size();

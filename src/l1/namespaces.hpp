@@ -12,12 +12,18 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "metrics/striped_counter.hpp"
+
 namespace cachekit::l1 {
 
 struct NsRecord {
     explicit NsRecord(std::string_view n, uint64_t g) : name(n), gen(g) {}
     const std::string name;
     std::atomic<uint64_t> gen;
+    // Every hit on this namespace's entries (lock-free or locked): the L1's
+    // hit total is their sum, and a cache reports its per-namespace L1 hits
+    // from here without counting them a second time.
+    metrics::StripedCounter hits;
 };
 
 class NamespaceTable {
@@ -33,6 +39,9 @@ public:
     void invalidate(std::string_view name, uint64_t epoch);
 
     size_t size() const;
+
+    // The sum of every record's hits.
+    uint64_t total_hits() const;
 
 private:
     struct Hash {

@@ -21,8 +21,8 @@
 
 namespace cachekit::l1 {
 
+// Hits are counted per namespace instead (NsRecord::hits).
 struct ShardCounters {
-    uint64_t hits = 0;
     uint64_t misses = 0;
     uint64_t inserts = 0;
     uint64_t evictions = 0;

@@ -1,6 +1,7 @@
 // Counters of the L1 cache. Each shard keeps its own cells, updated under
-// the shard mutex it already holds; lock-free hits count in per-thread cells
-// instead. L1Cache::stats() sums them all, so totals are exact.
+// the shard mutex it already holds; hits count in their namespace's
+// per-thread cells instead (NsRecord::hits). L1Cache::stats() sums them
+// all, so totals are exact.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 
 namespace cachekit::metrics {
 
-CacheMetrics::CacheMetrics() = default;
+CacheMetrics::CacheMetrics(std::function<void(NamespaceMetrics &)> on_create) : on_create_(std::move(on_create)) {}
 
 namespace {
 // Namespaces are short: a byte loop beats a call into memcmp for them.
@@ -36,6 +36,7 @@ NamespaceMetrics &CacheMetrics::find_or_create(std::string_view ns) {
     auto &owned = by_ns_[std::string(ns)];
     if (owned) return *owned;
     owned = std::make_unique<NamespaceMetrics>(std::string(ns));
+    if (on_create_) on_create_(*owned);
     // Give it a hot slot if one is free (slots are claimed under the lock,
     // so they fill in order and a name never takes two).
     for (auto &slot : hot_) {

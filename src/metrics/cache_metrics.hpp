@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -26,11 +27,18 @@ struct NamespaceMetrics {
     StripedCounter backend_errors, timeouts, corrupt, tampered, wrong_key, downgrade, serializer_mismatch;
     Histogram<kLatencyBucketsMs.size()> l2_latency_ms{kLatencyBucketsMs};
     Histogram<kSizeBucketsBytes.size()> stored_bytes{kSizeBucketsBytes};
+    // Where the L1 engine already counts this namespace's hits (a plaintext
+    // cache's: every engine hit is a cache hit, so they are not counted twice);
+    // set when the record is created, before anyone else sees it.
+    const StripedCounter *engine_l1_hits = nullptr;
+
+    uint64_t l1_hits_total() const { return l1_hits.total() + (engine_l1_hits ? engine_l1_hits->total() : 0); }
 };
 
 class CacheMetrics {
 public:
-    CacheMetrics();
+    // `on_create` sees each namespace's record once, as it is created.
+    explicit CacheMetrics(std::function<void(NamespaceMetrics &)> on_create = {});
     NamespaceMetrics &of(std::string_view ns);
     // A stable snapshot of the namespaces (the objects live as long as this).
     std::vector<const NamespaceMetrics *> all() const;
@@ -45,6 +53,7 @@ private:
     std::array<std::atomic<NamespaceMetrics *>, kHotSlots> hot_{};
     mutable std::shared_mutex mutex_;
     std::unordered_map<std::string, std::unique_ptr<NamespaceMetrics>> by_ns_;
+    std::function<void(NamespaceMetrics &)> on_create_;
 };
 
 }  // namespace cachekit::metrics

@@ -75,7 +75,7 @@ std::string prometheus_text(const CacheMetrics &metrics, const ExpositionContext
                                                    ",success=\"" + success + "\"",
                      std::to_string(v));
         };
-        op("get", "true", m->l1_hits.total() + m->l2_hits.total());
+        op("get", "true", m->l1_hits_total() + m->l2_hits.total());
         op("get", "false", m->misses.total());
         op("set", "true", m->stores.total());
         op("set", "false", m->too_large.total() + m->dropped_fills.total());
@@ -86,7 +86,7 @@ std::string prometheus_text(const CacheMetrics &metrics, const ExpositionContext
     w.header("cachekit_cache_hits_total", "counter", "Cache hits by tier.");
     for (const NamespaceMetrics *m : all) {
         const std::string base = "namespace=\"" + label(m->ns) + "\"";
-        w.sample("cachekit_cache_hits_total", base + ",tier=\"l1\"", std::to_string(m->l1_hits.total()));
+        w.sample("cachekit_cache_hits_total", base + ",tier=\"l1\"", std::to_string(m->l1_hits_total()));
         w.sample("cachekit_cache_hits_total", base + ",tier=\"l2\"", std::to_string(m->l2_hits.total()));
     }
     w.header("cachekit_cache_errors_total", "counter", "Backend failures and refused entries, by kind.");
