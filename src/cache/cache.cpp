@@ -52,6 +52,7 @@ Cache::Cache(CacheConfig config)
     config_.value.keyring = config_.keyring.get();
     if (config_.l1_enabled) l1_ = std::make_unique<l1::L1Cache>(config_.l1);
     plain_l1_ = l1_ && !config_.keyring;
+    quick_l1_hits_ = plain_l1_ && !config_.swr;
 }
 
 Cache::~Cache() = default;
@@ -191,13 +192,10 @@ bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out
     return true;
 }
 
-int Cache::get(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info) {
-    // The common hit: a plaintext L1 hit nobody asked details of is the
-    // engine's lookup and copy (which counts it), nothing more.
-    const bool quick = plain_l1_ && !info && !config_.swr;
-    if (quick && l1_->get(key, out)) return CACHEKIT_OK;
+int Cache::get_rest(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info) {
+    const bool l1_asked = info == nullptr && quick_l1_hits_;  // by quick_hit
     metrics::NamespaceMetrics &m = metrics_.of(ns);
-    if ((!quick && read_l1(ns, key, out, info, m)) || read_l2(ns, key, out, info, m)) return CACHEKIT_OK;
+    if ((!l1_asked && read_l1(ns, key, out, info, m)) || read_l2(ns, key, out, info, m)) return CACHEKIT_OK;
     m.misses.add();
     return CACHEKIT_ENOTFOUND;
 }

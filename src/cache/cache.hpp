@@ -72,7 +72,16 @@ public:
     ~Cache();
 
     // CACHEKIT_OK with the payload in `out`, or CACHEKIT_ENOTFOUND.
-    int get(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info);
+    int get(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info) {
+        if (info == nullptr && quick_hit(key, out)) return CACHEKIT_OK;
+        return get_rest(ns, key, out, info);
+    }
+    // get in two steps, for callers that can skip work before the first:
+    // the common hit, inline (a plaintext L1 hit nobody asked details of is
+    // the engine's lookup and copy, and the engine counts it), then, when
+    // it says false, the rest of get (which does not ask the L1 again).
+    bool quick_hit(std::string_view key, cachekit_buf *out) { return quick_l1_hits_ && l1_->get(key, out); }
+    int get_rest(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info);
     // Store a payload; ttl nullopt = the cache's default.
     int put(std::string_view ns, std::string_view key, std::string_view payload, std::optional<l2::Ttl> ttl);
     // get, else run the loader once across concurrent callers and store its value.
@@ -116,7 +125,8 @@ private:
 
     CacheConfig config_;
     std::unique_ptr<l1::L1Cache> l1_;
-    bool plain_l1_ = false;  // an L1 holding plaintext: its hits are the engine's to count
+    bool plain_l1_ = false;       // an L1 holding plaintext: its hits are the engine's to count
+    bool quick_l1_hits_ = false;  // plain_l1_ without SWR: a hit needs nothing but the engine
     metrics::CacheMetrics metrics_;
     InvalidationLog log_;
     RefreshClaims claims_;

@@ -104,7 +104,12 @@ CACHEKIT_API int cachekit_cache_get(cachekit_cache *c, cachekit_buf *out, cachek
                                     const void *key, size_t key_len) noexcept {
     return guarded([&] {
         require(out != nullptr, "out is NULL");
-        if (info == nullptr) return cache_of(c).get(ns_arg(ns), key_arg(key, key_len), out, nullptr);
+        if (info == nullptr) {
+            cache::Cache &cc = cache_of(c);
+            const std::string_view k = key_arg(key, key_len);
+            if (cc.quick_hit(k, out)) return int(CACHEKIT_OK);  // the namespace is not even measured for it
+            return cc.get_rest(ns_arg(ns), k, out, nullptr);
+        }
         check_lookup(info);
         cache::Lookup lookup;
         int rc = cache_of(c).get(ns_arg(ns), key_arg(key, key_len), out, &lookup);
