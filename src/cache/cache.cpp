@@ -123,11 +123,13 @@ bool Cache::read_l1(std::string_view ns, std::string_view key, cachekit_buf *out
     if (config_.keyring) {
         // Encrypted caches keep ciphertext in L1 and open it on every hit.
         Buffer stored;
-        if (!l1_->get(key, stored.get(), want)) return false;
+        if (!l1_->get(key, stored.get(), &entry)) return false;
         std::string why;
         Verdict v = decode_stored(config_.value, key, stored.view(), out, &why);
         if (v != Verdict::Ok) return refused(v, ns, key, why, m);
-        m.l1_hits.add();  // counted here: only an entry that opens is a hit
+        // Counted here, as only an entry that opens is a hit, and like the
+        // engine's count: under the namespace the entry was put in.
+        (entry.ns == ns ? m : metrics_.of(entry.ns)).l1_hits.add();
     } else if (!l1_->get(key, out, want)) {  // a plaintext hit: the engine counts it
         return false;
     }

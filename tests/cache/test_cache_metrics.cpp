@@ -235,12 +235,45 @@ void test_failure_counters(void **) {
     assert_false(ct::contains(text.str(), "circuit_breaker_state"));
 }
 
+// Where an L1 hit is counted: under the namespace its entry was put in, with
+// or without a lookup report, plaintext (the engine counts it) or encrypted
+// (the cache counts it once the entry opens).
+void test_l1_hits_count_under_the_entry_namespace(void **) {
+    for (bool encrypted : {false, true}) {
+        cachekit_cache_options o = ct::default_options();
+        o.backend_url = "none";
+        if (encrypted) {
+            o.encryption = CACHEKIT_ON;
+            o.master_key_hex = ct::kMasterKeyHex;
+        }
+        ct::CacheHandle cache = ct::new_cache(&o);
+        cachekit_cache *c = cache.get();
+        const std::string v = ct::mp_str("v");
+        CT_OK(cachekit_cache_put(c, "a", "ka", 2, v.data(), v.size(), CACHEKIT_TTL_DEFAULT));
+        Buf out;
+        cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
+        for (int i = 0; i < 3; ++i) CT_OK(cachekit_cache_get(c, out.get(), nullptr, "a", "ka", 2));
+        CT_OK(cachekit_cache_get(c, out.get(), &info, "a", "ka", 2));
+        assert_int_equal(info.source, CACHEKIT_SOURCE_L1);
+        CT_OK(cachekit_cache_get(c, out.get(), nullptr, "b", "ka", 2));  // asked under another namespace
+        CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(c, out.get(), nullptr, "b", "kb", 2));
+        assert_int_equal(ct::stats_of(c, "a").l1_hits, 5);
+        assert_int_equal(ct::stats_of(c, "b").l1_hits, 0);
+        assert_int_equal(ct::stats_of(c, "b").misses, 1);
+        assert_int_equal(ct::stats_of(c, nullptr).l1_hits, 5);
+        Buf text;
+        CT_OK(cachekit_cache_metrics_text(c, text.get()));
+        expect_line(text.str(), op_line("get", "a", "true", 5));
+    }
+}
+
 }  // namespace
 
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_totals_under_concurrency),
         cmocka_unit_test(test_failure_counters),
+        cmocka_unit_test(test_l1_hits_count_under_the_entry_namespace),
     };
     return cmocka_run_group_tests_name("cache_metrics", tests, nullptr, nullptr);
 }
