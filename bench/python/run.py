@@ -174,7 +174,7 @@ def b8py() -> None:
         r = redis.Redis.from_url(url)
         r.set("b8py:anchor", packed)
         assert msgpack.unpackb(r.get("b8py:anchor")) == value
-        fig, anc = median_pair(lambda: get_users(1), lambda: msgpack.unpackb(r.get("b8py:anchor")), 200, pairs=31)
+        fig, anc = median_pair(lambda: get_users(1), lambda: msgpack.unpackb(r.get("b8py:anchor")), 100, pairs=61)
         emit("B8py", fig, anc, 1.0, "redis-py GET + msgpack.unpackb of the same payload (same server)",
              payload_bytes=len(packed))
     finally:

@@ -91,7 +91,7 @@ size_t scan_quickly(const uint8_t *data, size_t len, uint32_t max_depth, Documen
         const uint8_t *field = data + pos + 1;
         size_t header = 1;
         uint64_t body = 0, children = 0;
-        bool container = false, str = false;
+        bool container = false, maybe_temporal = false;  // a str of 8 or 12 bytes
         if (t <= 0x7f || t >= 0xe0) {
             // a fixint
         } else if (t <= 0x8f) {
@@ -99,7 +99,8 @@ size_t scan_quickly(const uint8_t *data, size_t len, uint32_t max_depth, Documen
         } else if (t <= 0x9f) {
             children = t & 0x0f, container = true;
         } else if (t <= 0xbf) {
-            body = t & 0x1f, str = true;
+            body = t & 0x1f;
+            maybe_temporal = (t & 0xfb) == 0xa8;  // 0xa8 or 0xac
         } else {
             header = kHeaderSize[t - 0xc0];
             if (header == 0 || header > len - pos) return kGaveUp;  // 0xc1, or cut short
@@ -107,9 +108,9 @@ size_t scan_quickly(const uint8_t *data, size_t len, uint32_t max_depth, Documen
             case 0xc4: case 0xc7: body = field[0]; break;
             case 0xc5: case 0xc8: body = load_be16(field); break;
             case 0xc6: case 0xc9: body = load_be32(field); break;
-            case 0xd9: body = field[0], str = true; break;
-            case 0xda: body = load_be16(field), str = true; break;
-            case 0xdb: body = load_be32(field), str = true; break;
+            case 0xd9: body = field[0], maybe_temporal = body == 8 || body == 12; break;
+            case 0xda: body = load_be16(field), maybe_temporal = body == 8 || body == 12; break;
+            case 0xdb: body = load_be32(field), maybe_temporal = body == 8 || body == 12; break;
             case 0xd4: body = 1; break;
             case 0xd5: body = 2; break;
             case 0xd6: body = 4; break;
@@ -127,7 +128,7 @@ size_t scan_quickly(const uint8_t *data, size_t len, uint32_t max_depth, Documen
         pos += header;
         if (body > len - pos) return kGaveUp;
         if constexpr (Note) {
-            if (str && (body == 8 || body == 12)) facts->temporal_keys |= is_temporal_key(data + pos, size_t(body));
+            if (maybe_temporal) facts->temporal_keys |= is_temporal_key(data + pos, size_t(body));
         }
         pos += size_t(body);
         if (container) {
