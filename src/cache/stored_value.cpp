@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "cache/frame_facts.hpp"
 #include "codec/ck_frame.hpp"
 #include "codec/envelope.hpp"
 #include "codec/hashing.hpp"
@@ -47,11 +48,6 @@ json::Value frame_metadata(bool compressed, const crypto::Fingerprint *fp, std::
 
 bool is_standard_serializer(std::string_view s) { return s == "default" || s == "std" || s == "standard"; }
 
-bool meta_bool(const json::Value &m, std::string_view key) {
-    const json::Value *v = m.find(key);
-    return v && v->type == json::Value::Type::Bool && v->boolean;
-}
-
 // The bounded check every payload passes before a wrapper decodes it.
 Verdict check_payload(const cachekit_buf *payload, std::string *why, msgpack::DocumentFacts *facts) {
     try {
@@ -89,20 +85,23 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         }
         return unwrap_payload(stored, envelope::looks_like_envelope(bytes, stored.size()), payload, why, facts);
     }
-    frame::Decoded f;
+    const FrameFacts *f = nullptr;
     try {
-        f = frame::decode(bytes, stored.size());
+        f = &frame_facts(bytes, stored.size());
     } catch (const Error &e) {
         *why = e.what();
         return Verdict::Corrupt;
     }
-    if (!is_standard_serializer(f.serializer)) {
-        *why = "entry was written by serializer \"" + f.serializer + "\", this cache reads \"default\"";
+    if (!is_standard_serializer(f->serializer)) {
+        *why = "entry was written by serializer \"" + f->serializer + "\", this cache reads \"default\"";
         return Verdict::SerializerMismatch;
     }
-    const bool compressed = meta_bool(f.metadata, "compressed");
-    std::string_view body = stored.substr(f.payload_offset);
-    if (!meta_bool(f.metadata, "encrypted")) {
+    // Copied out: *f is this thread's, valid until its next frame_facts call.
+    const bool compressed = f->compressed;
+    const std::optional<crypto::Fingerprint> fingerprint =
+        f->has_fingerprint ? std::optional<crypto::Fingerprint>(f->fingerprint) : std::nullopt;
+    std::string_view body = stored.substr(f->payload_offset);
+    if (!f->encrypted) {
         if (fmt.keyring) {
             *why = "the frame claims plaintext where this cache requires encryption (no downgrade)";
             return Verdict::Downgrade;
@@ -114,23 +113,15 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         return Verdict::WrongKey;
     }
     // The header is not authenticated, but a reader only opens what it knows how to.
-    const json::Value *alg = f.metadata.find("encryption_algorithm");
-    if (alg && (alg->type != json::Value::Type::String || alg->text != "AES-256-GCM")) {
+    if (!f->known_algorithm) {
         *why = "the frame names an encryption algorithm other than AES-256-GCM";
         return Verdict::Corrupt;
-    }
-    crypto::Fingerprint fp;
-    const crypto::Fingerprint *fpp = nullptr;
-    std::string fp_bytes;
-    const json::Value *fpv = f.metadata.find("key_fingerprint");
-    if (fpv && fpv->type == json::Value::Type::String && from_hex(fpv->text, fp_bytes) && fp_bytes.size() == fp.size()) {
-        std::copy(fp_bytes.begin(), fp_bytes.end(), fp.begin());
-        fpp = &fp;
     }
     std::string aad = crypto::build_aad(fmt.tenant, key, kFormat, compressed, kFormat);
     Buffer plain;
     try {
-        fmt.keyring->open(fmt.tenant, fpp, aad.data(), aad.size(), body.data(), body.size(), plain.get());
+        fmt.keyring->open(fmt.tenant, fingerprint ? &*fingerprint : nullptr, aad.data(), aad.size(), body.data(),
+                          body.size(), plain.get());
     } catch (const Error &e) {
         *why = e.what();
         return e.code() == CACHEKIT_EKEYNOTFOUND ? Verdict::WrongKey : Verdict::Tampered;
