@@ -615,7 +615,9 @@ typedef struct cachekit_lookup {
      * a str "__datetime__", "__date__" or "__time__" (its temporal sentinel
      * maps may be there), 0 when it cannot hold one, -1 when this lookup did
      * not check the payload (an L1 hit, another caller's load). The check
-     * every L2 read makes anyway notes it, so a wrapper need not search. */
+     * every L2 read makes anyway notes it, so a wrapper need not search.
+     * Added after the first form of this struct: a caller whose struct_size
+     * ends before it gets every other field. */
     int temporal_keys;
 } cachekit_lookup;
 

@@ -1,5 +1,6 @@
 // extern "C" shims for the cache handle.
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -52,8 +53,14 @@ std::optional<l2::Ttl> call_ttl(double ttl_seconds) {
     return capi::ttl_arg(ttl_seconds);
 }
 
+// cachekit_lookup gained temporal_keys after its first form: a caller built
+// against that form passes the smaller struct_size and gets every field but
+// the new one.
+constexpr size_t kLookupFirstSize = offsetof(cachekit_lookup, temporal_keys);
+constexpr size_t kLookupWithTemporalKeys = kLookupFirstSize + sizeof(int);
+
 void check_lookup(const cachekit_lookup *info) {
-    require(info == nullptr || info->struct_size >= sizeof(cachekit_lookup),
+    require(info == nullptr || info->struct_size >= kLookupFirstSize,
             "info->struct_size is too small (initialise it with CACHEKIT_LOOKUP_INIT)");
 }
 
@@ -63,7 +70,7 @@ void fill_lookup(cachekit_lookup *out, const cache::Lookup &in) {
     out->refresh = in.refresh ? 1 : 0;
     out->refresh_claim = in.refresh_claim;
     out->age_seconds = in.age_seconds;
-    out->temporal_keys = in.temporal_keys;
+    if (out->struct_size >= kLookupWithTemporalKeys) out->temporal_keys = in.temporal_keys;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 //  - a value over max_value_bytes: put -> ETOOBIG (counted too_large),
 //    get_or_load returns it but does not store it.
 // The environment is process-wide: every test restores what it sets.
+#include <cstddef>
 #include <filesystem>
 
 #include "cache_test_util.hpp"
@@ -209,6 +210,14 @@ void test_argument_validation(void **) {
     CT_FAILS_WITH_MESSAGE(CACHEKIT_EINVAL, cachekit_cache_get(c, out.get(), nullptr, "v", k, 0));
     CT_FAILS_WITH_MESSAGE(CACHEKIT_EINVAL, cachekit_cache_get(c, out.get(), nullptr, "v", long_key.data(), long_key.size()));
     CT_FAILS_WITH_MESSAGE(CACHEKIT_EINVAL, cachekit_cache_get(c, out.get(), &bad_info, "v", k, kl));
+    // A lookup record of the first form (before temporal_keys) is still served, that field untouched.
+    cachekit_lookup first_form = CACHEKIT_LOOKUP_INIT;
+    first_form.struct_size = offsetof(cachekit_lookup, temporal_keys);
+    first_form.temporal_keys = 77;
+    CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(c, out.get(), &first_form, "v", k, kl));
+    assert_int_equal(first_form.temporal_keys, 77);
+    first_form.struct_size = offsetof(cachekit_lookup, temporal_keys) - 1;
+    CT_FAILS_WITH_MESSAGE(CACHEKIT_EINVAL, cachekit_cache_get(c, out.get(), &first_form, "v", k, kl));
     // A miss sets no message.
     cachekit_error_clear();
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(c, out.get(), nullptr, "v", k, kl));
