@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from thread_helpers import join as _join, run_threads as _run_threads, until as _until
 
 from cachekit import CacheKitError, cache
 from cachekit._core import lib
@@ -156,40 +157,11 @@ def test_async_exception():
 # depends on timing; the polling limits only turn a hang into a failure.
 # ---------------------------------------------------------------------------
 
-def _until(pred, what, limit=30.0):
-    deadline = time.monotonic() + limit
-    while not pred():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.001)
-
 
 def _waiters(fn):
     objects = fn._cachekit.objects
     with objects.lock:
         return sum(f.waiters for f in objects.flights.values())
-
-
-def _run_threads(n, target):
-    barrier = threading.Barrier(n)
-    results, errors = [None] * n, [None] * n
-
-    def run(i):
-        barrier.wait()
-        try:
-            results[i] = target()
-        except Exception as exc:  # noqa: BLE001 - collected for the assertions
-            errors[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(n)]
-    for t in threads:
-        t.start()
-    return threads, results, errors
-
-
-def _join(threads):
-    for t in threads:
-        t.join(30)
-        assert not t.is_alive()
 
 
 @pytest.mark.parametrize("call", [lambda f: f(7), lambda f: f(7, "b"), lambda f: f(7, y=[1])],

@@ -17,6 +17,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from thread_helpers import join as _join, run_threads as _run_threads, until as _until
 
 from cachekit import CacheKitError, CoreCache, LoadFailed, cache
 from cachekit._core import lib
@@ -37,13 +38,6 @@ def _ns(prefix):
 def _stats(fn):
     st = fn._cachekit
     return st.core.stats(st.ns_bytes)
-
-
-def _until(pred, what, limit=30.0):
-    deadline = time.monotonic() + limit
-    while not pred():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.001)
 
 
 async def _auntil(pred, what, limit=30.0):
@@ -78,29 +72,6 @@ def _in_core(fn, n, native_ids):
     Checked twice, so a thread caught between two blocking calls is not taken
     for a waiter."""
     return all(_misses(fn) >= n and _asleep(native_ids()) for _ in range(2))
-
-
-def _run_threads(n, target):
-    barrier = threading.Barrier(n)
-    results, errors = [None] * n, [None] * n
-
-    def run(i):
-        barrier.wait()
-        try:
-            results[i] = target()
-        except Exception as exc:  # noqa: BLE001 - collected for the assertions
-            errors[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(n)]
-    for t in threads:
-        t.start()
-    return threads, results, errors
-
-
-def _join(threads):
-    for t in threads:
-        t.join(30)
-        assert not t.is_alive()
 
 
 def _short_load_timeout(fn, backend, ms=50):
