@@ -38,16 +38,21 @@ def build(build_dir: str, out: str, quiet: bool = False) -> str:
     src_root = os.path.dirname(os.path.dirname(HERE))
     extra_inc = [os.path.join(src_root, "include"), os.path.join(build_dir, "include")]
     builder = mod.make_ffibuilder(extra_include=extra_inc, extra_libdirs=[src_lib], rpath=[src_lib])
-    pkg_dir = os.path.join(out, "cachekit")
-    os.makedirs(pkg_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="cachekit-ffi-")
     try:
-        so = builder.compile(tmpdir=tmp, verbose=not quiet)
-        dest = os.path.join(pkg_dir, os.path.basename(so))
-        shutil.copy2(so, dest + ".tmp")
-        os.replace(dest + ".tmp", dest)
+        return _install(builder.compile(tmpdir=tmp, verbose=not quiet), out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _install(built: str, out: str) -> str:
+    """Copy a built extension into <out>/cachekit/, replacing any older one
+    atomically (a running import never sees half a file)."""
+    pkg_dir = os.path.join(out, "cachekit")
+    os.makedirs(pkg_dir, exist_ok=True)
+    dest = os.path.join(pkg_dir, os.path.basename(built))
+    shutil.copy2(built, dest + ".tmp")
+    os.replace(dest + ".tmp", dest)
     return dest
 
 
@@ -69,15 +74,9 @@ def build_fastpath(out: str, quiet: bool = False) -> str:
         cmd.force = True
         cmd.ensure_finalized()
         cmd.run()
-        built = cmd.get_ext_fullpath(ext.name)
-        pkg_dir = os.path.join(out, "cachekit")
-        os.makedirs(pkg_dir, exist_ok=True)
-        dest = os.path.join(pkg_dir, os.path.basename(built))
-        shutil.copy2(built, dest + ".tmp")
-        os.replace(dest + ".tmp", dest)
+        return _install(cmd.get_ext_fullpath(ext.name), out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return dest
 
 
 def main(argv: list[str] | None = None) -> int:
