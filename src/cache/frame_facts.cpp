@@ -35,7 +35,7 @@ FrameFacts facts_of(const frame::Decoded &f) {
 // The prefix and JSON header of a well-formed frame, or an empty view.
 std::string_view header_bytes(const uint8_t *bytes, size_t len) {
     if (len < frame::kPrefixSize) return {};
-    const uint64_t hlen = uint64_t(bytes[3]) << 24 | uint64_t(bytes[4]) << 16 | uint64_t(bytes[5]) << 8 | bytes[6];
+    const uint64_t hlen = frame::declared_header_length(bytes);
     if (hlen > len - frame::kPrefixSize) return {};
     return {reinterpret_cast<const char *>(bytes), frame::kPrefixSize + size_t(hlen)};
 }

@@ -35,7 +35,7 @@ Decoded decode(const uint8_t *data, size_t len) {
     if (len < kPrefixSize) fail(CACHEKIT_EFRAME, "a CK frame is at least 7 bytes (magic, version, header length)");
     if (!has_magic(data, len)) fail(CACHEKIT_EFRAME, "not a CK frame: the magic bytes \"CK\" are missing");
     if (data[2] != 3) fail(CACHEKIT_EFRAME, "CK frame version " + std::to_string(data[2]) + " (only version 3 is defined)");
-    uint64_t hlen = uint64_t(data[3]) << 24 | uint64_t(data[4]) << 16 | uint64_t(data[5]) << 8 | data[6];
+    const uint64_t hlen = declared_header_length(data);
     if (hlen > len - kPrefixSize)
         fail(CACHEKIT_EFRAME, "declared header length (" + std::to_string(hlen) + ") exceeds the bytes present in the frame");
     std::string_view header(reinterpret_cast<const char *>(data + kPrefixSize), size_t(hlen));

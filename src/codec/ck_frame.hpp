@@ -24,6 +24,11 @@ struct Decoded {
 
 bool has_magic(const uint8_t *data, size_t len);
 
+// The header length the prefix declares (data holds at least kPrefixSize bytes).
+inline uint32_t declared_header_length(const uint8_t *data) {
+    return uint32_t(data[3]) << 24 | uint32_t(data[4]) << 16 | uint32_t(data[5]) << 8 | data[6];
+}
+
 // Encode: header written as Python's json.dumps writes it.
 std::string encode_header(std::string_view serializer, const json::Value &metadata);
 void encode(std::string_view serializer, const json::Value &metadata, const void *payload, size_t payload_len,

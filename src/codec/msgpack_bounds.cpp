@@ -144,11 +144,15 @@ size_t scan_quickly(const uint8_t *data, size_t len, uint32_t max_depth, Documen
     }
 }
 
+void check_max_depth(uint32_t max_depth) {
+    if (max_depth < kMinDepth || max_depth > kMaxDepth)
+        fail(CACHEKIT_EINVAL, "max_depth must be between 32 and 1024");
+}
+
 }  // namespace
 
 size_t scan_document(const uint8_t *data, size_t len, uint32_t max_depth, DocumentFacts *facts) {
-    if (max_depth < kMinDepth || max_depth > kMaxDepth)
-        fail(CACHEKIT_EINVAL, "max_depth must be between 32 and 1024");
+    check_max_depth(max_depth);
     if (facts) {
         *facts = DocumentFacts{};
         if (size_t end = scan_quickly<true>(data, len, max_depth, facts); end != kGaveUp) return end;
@@ -162,8 +166,7 @@ size_t scan_document(const uint8_t *data, size_t len, uint32_t max_depth, Docume
 }
 
 size_t scan_document_precisely(const uint8_t *data, size_t len, uint32_t max_depth) {
-    if (max_depth < kMinDepth || max_depth > kMaxDepth)
-        fail(CACHEKIT_EINVAL, "max_depth must be between 32 and 1024");
+    check_max_depth(max_depth);
     return scan_precisely(data, len, max_depth);
 }
 
