@@ -263,9 +263,9 @@ void Cache::abandon_refresh(std::string_view key, uint64_t claim) { claims_.sett
 
 int Cache::get_or_load(std::string_view ns, std::string_view key, std::optional<l2::Ttl> ttl, const Loader &loader,
                        cachekit_buf *out, Lookup *info) {
+    // A hit (the quick one included) is get's; a miss is counted there too.
+    if (get(ns, key, out, info) == CACHEKIT_OK) return CACHEKIT_OK;
     metrics::NamespaceMetrics &m = metrics_.of(ns);
-    if (read_l1(ns, key, out, info, m) || read_l2(ns, key, out, info, m)) return CACHEKIT_OK;
-    m.misses.add();
     SingleFlight::Join join = flights_.join(key, config_.load_timeout);
     if (!join.is_leader) {
         m.waits.add();
