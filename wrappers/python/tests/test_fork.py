@@ -1,0 +1,83 @@
+"""The prefork pattern (gunicorn --preload, Celery prefork, uWSGI): a cache built and
+used before fork() serves every worker. Workers must never share a nonce sequence or
+a Redis connection with their parent or each other."""
+from __future__ import annotations
+
+import os
+import struct
+
+import pytest
+
+from cachekit import Backend, cache
+
+KEY = "5a" * 32
+WORKERS = 4
+SEALS_PER_PROCESS = 10_000
+
+
+def _nonce_of(stored: bytes) -> bytes:
+    # A CK v3 frame: "CK" 03 u32be(header length) header payload; an encrypted
+    # payload is nonce(12) || ciphertext || tag(16).
+    assert stored[:3] == b"CK\x03", stored[:16]
+    (hlen,) = struct.unpack(">I", stored[3:7])
+    payload = stored[7 + hlen:]
+    assert b'"encrypted":true' in stored[7:7 + hlen].replace(b" ", b"")
+    return payload[:12]
+
+
+def _work(fn, worker: int, count: int) -> str | None:
+    """Store `count` values, each read back through Redis; the first wrong answer, if any."""
+    for i in range(count):
+        first = fn(worker, i)
+        again = fn(worker, i)
+        if first != {"w": worker, "i": i} or again != first:
+            return f"worker {worker} call {i}: got {first!r} then {again!r}"
+    return None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_forked_workers_seal_distinct_nonces_and_never_cross_replies(redis_server, unique_ns):
+    @cache(backend=redis_server.url, namespace=unique_ns, encryption=True, master_key=KEY, l1=False, ttl=600)
+    def lookup(worker: int, i: int) -> dict:
+        return {"w": worker, "i": i}
+
+    # The parent uses the cache first, so the keyring's nonce source and the Redis
+    # pool's connections exist before the fork and are inherited.
+    assert lookup(-1, 0) == {"w": -1, "i": 0}
+
+    children = []
+    for worker in range(WORKERS):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            os.close(read_end)
+            status = 1
+            try:
+                problem = _work(lookup, worker, SEALS_PER_PROCESS)
+                os.write(write_end, (problem or "ok").encode())
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        children.append((pid, read_end))
+
+    # The parent keeps working on its connections while the children run.
+    parent_problem = _work(lookup, WORKERS, SEALS_PER_PROCESS)
+
+    reports = []
+    for pid, read_end in children:
+        with os.fdopen(read_end, "rb") as f:
+            reports.append(f.read().decode())
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    assert parent_problem is None
+    assert reports == ["ok"] * WORKERS
+
+    raw = Backend(redis_server.url)
+    nonces = set()
+    for worker in range(WORKERS + 1):
+        for i in range(SEALS_PER_PROCESS):
+            stored = raw.get(lookup._cachekit.key_for((worker, i), {}))
+            assert stored is not None, (worker, i)
+            nonces.add(_nonce_of(stored))
+    assert len(nonces) == (WORKERS + 1) * SEALS_PER_PROCESS
