@@ -48,8 +48,10 @@ void report_call(cachekit_error *err, int code, std::uint64_t before) noexcept {
     err->code = code;
     copy_text(err->name, sizeof err->name, status_name(code));
     // A success or a miss carries no message; a failure carries the one its
-    // own call recorded (none when it recorded none).
-    const bool own_message = code != CACHEKIT_OK && code != CACHEKIT_ENOTFOUND && last_error_generation() != before;
+    // own call recorded for this code (none when it recorded none: a failure
+    // a loader's inner call recorded is not this call's).
+    const bool own_message = code != CACHEKIT_OK && code != CACHEKIT_ENOTFOUND &&
+                             last_error_generation() != before && cachekit_error_last_code() == code;
     copy_text(err->message, sizeof err->message, own_message ? last_error_message() : std::string_view());
 }
 

@@ -479,6 +479,24 @@ static void test_call_error_miss(void **state) {
     assert_rc(cachekit_l1_get_ex(l1, &out, "", 0, &err), CACHEKIT_EINVAL);
     assert_true(err.message[0] != '\0');
     cachekit_l1_free(l1);
+
+    /* A failure of another kind after an older one (a lock someone holds)
+     * reports its own text. */
+    {
+        cachekit_backend *b = NULL;
+        cachekit_buf token = CACHEKIT_BUF_INIT;
+        assert_ok(cachekit_backend_open_ex(&b, "memory://", NULL, &err));
+        assert_ok(cachekit_backend_lock_ex(b, &token, "L", 1, 10000, &err));
+        assert_rc(cachekit_serializer_code(&out, ""), CACHEKIT_EINVAL);
+        assert_rc(cachekit_backend_lock_ex(b, &token, "L", 1, 10000, &err), CACHEKIT_EBUSY);
+        assert_int_equal(err.code, CACHEKIT_EBUSY);
+        assert_string_equal(err.name, "Busy");
+        assert_int_equal(cachekit_error_last_code(), CACHEKIT_EBUSY);
+        assert_string_equal(err.message, cachekit_error_last_message());
+        assert_true(strstr(err.message, "serializer") == NULL && strstr(err.message, "identity") == NULL);
+        cachekit_buf_dispose(&token);
+        cachekit_backend_free(b);
+    }
     cachekit_buf_dispose(&out);
 }
 
