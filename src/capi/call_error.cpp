@@ -23,7 +23,7 @@ bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) =
 void copy_text(char *dst, size_t cap, std::string_view text) {
     if (cap == 0) return;
     if (text.size() < cap) {
-        std::memcpy(dst, text.data(), text.size());
+        if (!text.empty()) std::memcpy(dst, text.data(), text.size());
         dst[text.size()] = '\0';
         return;
     }
