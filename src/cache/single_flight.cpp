@@ -8,8 +8,8 @@
 
 namespace cachekit::cache {
 namespace {
-// The flights this thread leads (a loader may start other loads), with the
-// frame of the join that made it the leader. Stacks grow down on every
+// The flights this thread leads (a loader may start other loads), each with
+// where its leader's call entered the library. Stacks grow down on every
 // target we build for: a frame at a lower address is deeper.
 struct Led {
     std::shared_ptr<SingleFlight::Flight> flight;
