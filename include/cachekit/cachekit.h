@@ -5,7 +5,10 @@
  * function is thread-safe unless its comment says otherwise, never throws,
  * and returns an int status: 0 (CACHEKIT_OK) or one of the pinned negative
  * codes below. Detail for a failure is kept in a thread-local last error
- * (cachekit_error_last_message). A miss (CACHEKIT_ENOTFOUND) sets no message.
+ * (cachekit_error_last_message) and, per call, in the cachekit_error of the
+ * function's `_ex` form. A miss (CACHEKIT_ENOTFOUND) sets no message. The
+ * rules a binding (Rust, Go, Python, ...) relies on are gathered in "The
+ * contract for bindings" below; docs/c-api.md explains them at length.
  *
  * Memory: inputs are (pointer, length) pairs or NUL-terminated strings and are
  * copied; the library keeps no caller pointer. Outputs go into a caller-owned,
@@ -86,6 +89,112 @@ CACHEKIT_API const char *cachekit_error_last_message(void) CACHEKIT_NOEXCEPT;
 
 /* Forget the last failure on this thread. Since 0.1. */
 CACHEKIT_API void cachekit_error_clear(void) CACHEKIT_NOEXCEPT;
+
+/* The outcome of one call, for the `_ex` form of every function that returns
+ * an int status and can fail (declared together at the end of this header).
+ * The `_ex` function takes `cachekit_error *err` as its LAST parameter, runs
+ * exactly as its plain twin (same status, same thread-local last error) and,
+ * when err is not NULL, also writes that call's outcome into *err before it
+ * returns:
+ *   - code: the returned status (CACHEKIT_OK included);
+ *   - name: cachekit_error_name(code), NUL-terminated;
+ *   - message: the failure's message, NUL-terminated; "" on success, on a
+ *     miss (CACHEKIT_ENOTFOUND) and when the failure has none. A message
+ *     longer than CACHEKIT_ERROR_MESSAGE_SIZE - 1 bytes is cut after the last
+ *     whole UTF-8 sequence that fits and ends in "...".
+ * The struct holds no pointer and has a fixed size, so a Go caller can pass
+ * the address of a Go value and a Rust caller a &mut to a plain struct; the
+ * library keeps no reference to it after the call. Set struct_size (the INIT
+ * macro does): a struct_size smaller than this (0.2) form is CACHEKIT_EINVAL
+ * and the call is not made; later versions only append fields and write no
+ * byte past struct_size. err NULL = the plain call. Since 0.2. */
+#define CACHEKIT_ERROR_NAME_SIZE 32
+#define CACHEKIT_ERROR_MESSAGE_SIZE 1024
+
+typedef struct cachekit_error {
+    size_t struct_size;
+    int code;
+    char name[CACHEKIT_ERROR_NAME_SIZE];
+    char message[CACHEKIT_ERROR_MESSAGE_SIZE];
+} cachekit_error;
+
+#define CACHEKIT_ERROR_INIT {sizeof(cachekit_error), 0, "", ""}
+
+/* ======================================================================
+ * The contract for bindings
+ *
+ * Threads. Every handle (cachekit_keyring, cachekit_backend, cachekit_cache,
+ * cachekit_l1) may be used by any number of threads at once: every call on it
+ * may run concurrently with every other, except its *_free, which must not
+ * race with any call on the same handle (free it once nothing uses it).
+ * Free-standing calls (codec, keys, crypto, inspect) are reentrant. A
+ * cachekit_buf or cachekit_error must not be used by two calls at once.
+ * No call keeps a caller pointer after it returns (borrowed handles in
+ * options, e.g. cachekit_cache_options.backend, are the documented
+ * exception: they must outlive what borrows them).
+ *
+ * Errors. Read a failure's detail from the call's own cachekit_error (the
+ * `_ex` forms) or, on the same thread and before any other call of this
+ * library, from cachekit_error_last_code/_message. A binding whose threads
+ * may change between two foreign calls (Go's goroutines) must use `_ex`.
+ *
+ * Options and evolution. Every options, stats or out struct starts with
+ * size_t struct_size and only ever gains fields at its end. The caller sets
+ * struct_size to the sizeof its header gives (the *_INIT macros and the
+ * *_options_init functions do): the library reads only the fields that fit
+ * (the rest take their defaults) and writes only bytes below struct_size. A
+ * struct never embeds another versioned struct by value: it points to it
+ * (e.g. cachekit_cache_options.backend_options), and NULL means the
+ * defaults, so each struct grows on its own. The status codes are pinned;
+ * new ones are appended.
+ *
+ * Strings. `const char *` parameters are NUL-terminated UTF-8 and cannot
+ * hold a NUL byte: a binding must refuse a string with an embedded NUL
+ * before the call (a silent cut would name another namespace or key).
+ * Binary data (keys, values, L1 namespaces) is passed as (pointer, length).
+ * A cache namespace (`ns`) holds 0..CACHEKIT_MAX_NAMESPACE_SIZE bytes of
+ * valid UTF-8: longer or invalid is CACHEKIT_EINVAL with a message.
+ *
+ * Batches. cachekit_backend_get_many_packed and _set_many_packed take all
+ * keys (and values) as one buffer plus count + 1 offsets, so a caller passes
+ * no array of pointers (Go forbids Go pointers to Go pointers).
+ *
+ * Loaders (cachekit_loader). A loader runs on the thread that called
+ * cachekit_cache_get_or_load, synchronously, with no library lock held. Its
+ * cachekit_load pointer is valid only during that loader call. It may call
+ * cachekit_load_set_value/_ttl/_error on it, and any function of this library
+ * on other keys or handles (including get_or_load of other keys, of the same
+ * cache); asking the same cache for its own key gives CACHEKIT_EDEADLOCK.
+ * Concurrent callers of the same key wait for it up to load_timeout_ms (then
+ * CACHEKIT_ETIMEOUT). It must return: 0 after setting a value, non-zero for
+ * a failure (every waiter gets CACHEKIT_EUSER, nothing is cached). It must
+ * not leave by longjmp, a C++ exception or a foreign unwind (a Rust panic, a
+ * Go panic, a Lua error): a binding catches those inside its callback,
+ * returns non-zero, and re-raises after the C call returned. Should one jump
+ * out anyway, what the library's frames held leaks, but the key is not
+ * wedged: the thread's next call for it (from at or above the jumped-over
+ * frame, or deeper once that stack memory was reused) finishes the old
+ * flight with CACHEKIT_EUSER and loads afresh, and other threads wait at
+ * most load_timeout_ms once.
+ *
+ * Fork. A child process may go on using every handle it inherited, from the
+ * thread that forked (other threads do not exist in the child). Per object:
+ *   - cachekit_keyring: the child reseeds its nonce source (a
+ *     pthread_atfork handler, plus a process-id check on the seal path), so
+ *     parent and child never seal under one key with the same nonce.
+ *   - cachekit_backend (Redis): the child drops every inherited connection
+ *     without sending anything on it (the descriptor is closed only; no
+ *     QUIT) and reconnects on its next call, so no reply can reach the wrong
+ *     process. File and memory backends need nothing (the file backend's
+ *     locks are per open file description and are re-taken per call).
+ *   - cachekit_cache: its backend and keyring as above; its L1 as below;
+ *     single-flight loads and refresh claims that other threads of the
+ *     parent had in flight are forgotten (their keys load afresh).
+ *   - cachekit_l1: the entries are kept; its sweeper thread is restarted in
+ *     the child and its lock state reset.
+ * A call that is running in another thread while fork() happens is not
+ * carried into the child.
+ * ====================================================================== */
 
 /* ======================================================================
  * Version
@@ -476,6 +585,26 @@ CACHEKIT_API int cachekit_backend_set_many(cachekit_backend *backend, const void
                                            const size_t *value_lens, size_t count,
                                            double ttl_seconds) CACHEKIT_NOEXCEPT;
 
+/* The packed forms of get_many and set_many: no array of pointers (a Go
+ * caller may pass Go memory; Go forbids Go pointers to Go pointers). Key i is
+ * keys[key_offsets[i] .. key_offsets[i + 1]); key_offsets holds count + 1
+ * non-decreasing offsets and `keys` holds key_offsets[count] bytes. Values
+ * are packed the same way: get_many_packed writes every value found, one
+ * after another, to `values_out` and sets value_offsets[0 .. count] (count +
+ * 1 entries) so value i is values_out->ptr[value_offsets[i] ..
+ * value_offsets[i + 1]); a miss has results[i] = CACHEKIT_ENOTFOUND and an
+ * empty range. Same round trips, limits and errors as the pointer forms
+ * (CACHEKIT_EINVAL for decreasing offsets or an empty or too long key). On
+ * failure the outputs are unspecified. Since 0.2. */
+CACHEKIT_API int cachekit_backend_get_many_packed(cachekit_backend *backend, cachekit_buf *values_out,
+                                                  size_t *value_offsets, int *results, const void *keys,
+                                                  const size_t *key_offsets, size_t count) CACHEKIT_NOEXCEPT;
+
+CACHEKIT_API int cachekit_backend_set_many_packed(cachekit_backend *backend, const void *keys,
+                                                  const size_t *key_offsets, const void *values,
+                                                  const size_t *value_offsets, size_t count,
+                                                  double ttl_seconds) CACHEKIT_NOEXCEPT;
+
 /* Delete every key that starts with `prefix` (SCAN MATCH + UNLINK in batches
  * on Redis, never KEYS); the count deleted goes to `deleted` when not NULL.
  * An empty prefix clears everything. The file backend stores hashed names,
@@ -529,9 +658,16 @@ CACHEKIT_API int cachekit_backend_stats_get(cachekit_backend *backend,
  * decryption, no plaintext where encryption is required). Keys are the
  * codec's keys (cachekit_key_auto / cachekit_key_interop). Every call takes
  * the namespace the key belongs to (NULL = ""), for namespace invalidation
- * and per-namespace metrics. All calls are thread-safe except
- * cachekit_cache_free.
+ * and per-namespace metrics: a NUL-terminated UTF-8 string of at most
+ * CACHEKIT_MAX_NAMESPACE_SIZE bytes (no (pointer, length) form: a binding
+ * refuses a namespace with an embedded NUL itself). A longer or invalid one
+ * is CACHEKIT_EINVAL with a message, on every call that reads it (a
+ * cachekit_cache_get answered from L1 without `info` does not read it). All
+ * calls are thread-safe except cachekit_cache_free.
  * ====================================================================== */
+
+/* The longest cache namespace, in bytes. */
+#define CACHEKIT_MAX_NAMESPACE_SIZE 1024u
 
 typedef struct cachekit_cache cachekit_cache;
 
@@ -580,7 +716,10 @@ typedef struct cachekit_cache_options {
     int cross_process_lock;         /* on: one process computes, through the backend's lock */
     uint32_t lock_hold_ms;          /* 30000 */
     uint32_t lock_wait_ms;          /* 5000 */
-    cachekit_backend_options backend_options; /* for a backend opened from a URL */
+    /* For a backend opened from a URL; NULL = the defaults. Read during
+     * cachekit_cache_new only (the library keeps a copy). Since 0.2, when
+     * it replaced the struct embedded here by value. */
+    const cachekit_backend_options *backend_options;
 } cachekit_cache_options;
 
 /* Fill `opts` with defaults for a caller whose struct has struct_size bytes. */
@@ -641,7 +780,11 @@ typedef struct cachekit_load cachekit_load;
 /* A loader computes the value for a missing key on the calling thread. It
  * sets the value with cachekit_load_set_value and returns 0, or returns
  * non-zero (optionally after cachekit_load_set_error): every waiter then gets
- * CACHEKIT_EUSER and nothing is cached. No library lock is held while it runs. */
+ * CACHEKIT_EUSER and nothing is cached. No library lock is held while it runs.
+ * `load` is valid only during the call. A loader must return (no longjmp, no
+ * exception or foreign unwind): see "Loaders" in the contract for bindings
+ * near the top of this header for what it may call and what a binding does
+ * with a panic. */
 typedef int (*cachekit_loader)(cachekit_load *load, void *payload);
 
 CACHEKIT_API int cachekit_load_set_value(cachekit_load *load, const void *value,
@@ -858,6 +1001,214 @@ typedef struct cachekit_l1_counters {
  * once. CACHEKIT_EINVAL when out is NULL or out->struct_size is smaller than
  * a size_t. Since 0.1. */
 CACHEKIT_API int cachekit_l1_stats(cachekit_l1 *l1, cachekit_l1_counters *out) CACHEKIT_NOEXCEPT;
+
+/* ======================================================================
+ * The `_ex` forms: the same calls with their outcome in a cachekit_error
+ *
+ * Each `name_ex(..., cachekit_error *err)` is `name(...)` plus the per-call
+ * error described at cachekit_error: same status, same effects, same
+ * thread-local last error; err (the last parameter) may be NULL. A function
+ * added later that returns a status gets its `_ex` form in the same release.
+ * Since 0.2.
+ * ====================================================================== */
+
+/* Buffers */
+CACHEKIT_API int cachekit_buf_reserve_ex(cachekit_buf *buf, size_t capacity,
+                                         cachekit_error *err) CACHEKIT_NOEXCEPT;
+
+/* MessagePack and keys */
+CACHEKIT_API int cachekit_msgpack_check_ex(const void *data, size_t len, uint32_t max_depth,
+                                           cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_msgpack_canonical_ex(cachekit_buf *out, const void *data, size_t len,
+                                               int profile, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_msgpack_to_json_ex(cachekit_buf *out, const void *data, size_t len,
+                                             cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_serializer_code_ex(cachekit_buf *out, const char *identity,
+                                             cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_key_auto_ex(cachekit_buf *out, const char *ns, const char *module,
+                                      const char *qualname, const void *args, size_t args_len,
+                                      int integrity, const char *serializer,
+                                      cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_key_interop_ex(cachekit_buf *out, cachekit_buf *canonical, const char *ns,
+                                         const char *operation, const void *args, size_t args_len,
+                                         cachekit_error *err) CACHEKIT_NOEXCEPT;
+
+/* Containers */
+CACHEKIT_API int cachekit_envelope_wrap_ex(cachekit_buf *out, const void *data, size_t len,
+                                           const char *format, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_envelope_unwrap_ex(cachekit_buf *out, cachekit_buf *format,
+                                             const void *envelope, size_t len,
+                                             cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_frame_encode_ex(cachekit_buf *out, const char *serializer,
+                                          const char *metadata_json, const void *payload,
+                                          size_t payload_len, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_frame_decode_ex(cachekit_buf *serializer, cachekit_buf *metadata_json,
+                                          size_t *payload_offset, const void *frame, size_t len,
+                                          cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_container_v2_wrap_ex(cachekit_buf *out, const void *value, size_t len,
+                                               int method, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_container_v2_unwrap_ex(cachekit_buf *out, const void *container, size_t len,
+                                                 cachekit_error *err) CACHEKIT_NOEXCEPT;
+
+/* Encryption */
+CACHEKIT_API int cachekit_master_key_from_hex_ex(unsigned char out[CACHEKIT_KEY_SIZE], const char *hex,
+                                                 size_t len, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_crypto_derive_ex(cachekit_derived_keys *out, const void *master_key,
+                                           size_t master_key_len, const char *tenant,
+                                           cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_crypto_aad_ex(cachekit_buf *out, const char *tenant, const char *cache_key,
+                                        const char *format, int compressed, const char *original_type,
+                                        cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_crypto_encrypt_ex(cachekit_buf *out,
+                                            const unsigned char key[CACHEKIT_KEY_SIZE], const void *aad,
+                                            size_t aad_len, const void *plaintext, size_t plaintext_len,
+                                            const unsigned char *nonce,
+                                            cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_crypto_decrypt_ex(cachekit_buf *out,
+                                            const unsigned char key[CACHEKIT_KEY_SIZE], const void *aad,
+                                            size_t aad_len, const void *ciphertext,
+                                            size_t ciphertext_len,
+                                            cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_keyring_new_ex(cachekit_keyring **out, const char *current_hex,
+                                         const char *previous_hex,
+                                         cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_keyring_new_raw_ex(cachekit_keyring **out, const void *current,
+                                             size_t current_len, const void *previous,
+                                             size_t previous_count,
+                                             cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_keyring_fingerprint_ex(const cachekit_keyring *keyring,
+                                                 unsigned char out[CACHEKIT_FINGERPRINT_SIZE],
+                                                 const char *tenant,
+                                                 cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_keyring_encrypt_ex(const cachekit_keyring *keyring, cachekit_buf *out,
+                                             const char *tenant, const void *aad, size_t aad_len,
+                                             const void *plaintext, size_t plaintext_len,
+                                             cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_keyring_decrypt_ex(const cachekit_keyring *keyring, cachekit_buf *out,
+                                             int *key_index, const char *tenant,
+                                             const unsigned char *fingerprint, const void *aad,
+                                             size_t aad_len, const void *ciphertext,
+                                             size_t ciphertext_len,
+                                             cachekit_error *err) CACHEKIT_NOEXCEPT;
+
+/* Inspection */
+CACHEKIT_API int cachekit_inspect_ex(cachekit_buf *out_json, const void *data, size_t len,
+                                     const cachekit_keyring *keyring, const char *tenant,
+                                     const char *cache_key, cachekit_error *err) CACHEKIT_NOEXCEPT;
+
+/* L2 backends */
+CACHEKIT_API int cachekit_backend_options_init_ex(cachekit_backend_options *opts, size_t struct_size,
+                                                  cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_open_ex(cachekit_backend **out, const char *url,
+                                          const cachekit_backend_options *opts,
+                                          cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_get_ex(cachekit_backend *backend, cachekit_buf *out, const void *key,
+                                         size_t key_len, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_set_ex(cachekit_backend *backend, const void *key, size_t key_len,
+                                         const void *value, size_t value_len, double ttl_seconds,
+                                         cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_delete_ex(cachekit_backend *backend, const void *key, size_t key_len,
+                                            cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_exists_ex(cachekit_backend *backend, const void *key, size_t key_len,
+                                            cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_ttl_ex(cachekit_backend *backend, double *ttl_seconds,
+                                         const void *key, size_t key_len,
+                                         cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_get_many_ex(cachekit_backend *backend, cachekit_buf *outs,
+                                              int *results, const void *const *keys,
+                                              const size_t *key_lens, size_t count,
+                                              cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_set_many_ex(cachekit_backend *backend, const void *const *keys,
+                                              const size_t *key_lens, const void *const *values,
+                                              const size_t *value_lens, size_t count,
+                                              double ttl_seconds,
+                                              cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_get_many_packed_ex(cachekit_backend *backend,
+                                                     cachekit_buf *values_out, size_t *value_offsets,
+                                                     int *results, const void *keys,
+                                                     const size_t *key_offsets, size_t count,
+                                                     cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_set_many_packed_ex(cachekit_backend *backend, const void *keys,
+                                                     const size_t *key_offsets, const void *values,
+                                                     const size_t *value_offsets, size_t count,
+                                                     double ttl_seconds,
+                                                     cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_clear_ex(cachekit_backend *backend, uint64_t *deleted,
+                                           const void *prefix, size_t prefix_len,
+                                           cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_lock_ex(cachekit_backend *backend, cachekit_buf *token,
+                                          const void *key, size_t key_len, uint32_t hold_ms,
+                                          cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_unlock_ex(cachekit_backend *backend, const void *key, size_t key_len,
+                                            const void *token, size_t token_len,
+                                            cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_health_ex(cachekit_backend *backend, double *latency_ms,
+                                            cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_stats_get_ex(cachekit_backend *backend, cachekit_backend_stats *out,
+                                               cachekit_error *err) CACHEKIT_NOEXCEPT;
+
+/* The cache handle */
+CACHEKIT_API int cachekit_cache_options_init_ex(cachekit_cache_options *opts, size_t struct_size,
+                                                cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_new_ex(cachekit_cache **out, const cachekit_cache_options *opts,
+                                       cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_get_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,
+                                       const char *ns, const void *key, size_t key_len,
+                                       cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_put_ex(cachekit_cache *cache, const char *ns, const void *key,
+                                       size_t key_len, const void *value, size_t value_len,
+                                       double ttl_seconds, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_load_set_value_ex(cachekit_load *load, const void *value, size_t value_len,
+                                            cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_load_set_ttl_ex(cachekit_load *load, double ttl_seconds,
+                                          cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_load_set_error_ex(cachekit_load *load, const char *message,
+                                            cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_get_or_load_ex(cachekit_cache *cache, cachekit_buf *out,
+                                               cachekit_lookup *info, const char *ns, const void *key,
+                                               size_t key_len, double ttl_seconds,
+                                               cachekit_loader loader, void *payload,
+                                               cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_put_refresh_ex(cachekit_cache *cache, const char *ns, const void *key,
+                                               size_t key_len, const void *value, size_t value_len,
+                                               double ttl_seconds, uint64_t refresh_claim,
+                                               cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_abandon_refresh_ex(cachekit_cache *cache, const void *key,
+                                                   size_t key_len, uint64_t refresh_claim,
+                                                   cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_invalidate_ex(cachekit_cache *cache, const char *ns, const void *key,
+                                              size_t key_len, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_invalidate_namespace_ex(cachekit_cache *cache, const char *ns,
+                                                        cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_clear_ex(cachekit_cache *cache, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_stats_get_ex(cachekit_cache *cache, cachekit_cache_stats *out,
+                                             const char *ns, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_metrics_text_ex(cachekit_cache *cache, cachekit_buf *out,
+                                                cachekit_error *err) CACHEKIT_NOEXCEPT;
+
+/* L1 */
+CACHEKIT_API int cachekit_l1_options_init_ex(cachekit_l1_options *opts, size_t struct_size,
+                                             cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_l1_new_ex(cachekit_l1 **out, const cachekit_l1_options *opts,
+                                    cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_l1_get_ex(cachekit_l1 *l1, cachekit_buf *out, const void *key, size_t key_len,
+                                    cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_l1_put_ex(cachekit_l1 *l1, const void *ns, size_t ns_len, const void *key,
+                                    size_t key_len, const void *value, size_t value_len,
+                                    double ttl_seconds, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_l1_begin_fill_ex(cachekit_l1 *l1, uint64_t *ticket,
+                                           cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_l1_put_filled_ex(cachekit_l1 *l1, const void *ns, size_t ns_len,
+                                           const void *key, size_t key_len, const void *value,
+                                           size_t value_len, double ttl_seconds, uint64_t ticket,
+                                           int *stored, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_l1_invalidate_ex(cachekit_l1 *l1, const void *key, size_t key_len,
+                                           cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_l1_invalidate_namespace_ex(cachekit_l1 *l1, const void *ns, size_t ns_len,
+                                                     cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_l1_clear_ex(cachekit_l1 *l1, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_l1_stats_ex(cachekit_l1 *l1, cachekit_l1_counters *out,
+                                      cachekit_error *err) CACHEKIT_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -56,7 +56,6 @@ cachekit_cache_options default_cache_options() {
     cachekit_cache_options o;
     std::memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
-    o.backend_options.struct_size = sizeof o.backend_options;
     return o;
 }
 
@@ -71,7 +70,7 @@ cachekit_cache_options read_cache_options(const cachekit_cache_options *opts) {
 }
 
 CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBackend &borrowed,
-                           const std::function<l2::OpenOptions(const cachekit_backend_options &)> &open_options) {
+                           const std::function<l2::OpenOptions(const cachekit_backend_options *)> &open_options) {
     CacheConfig c;
     if (o.format != CACHEKIT_FORMAT_AUTO && o.format != CACHEKIT_FORMAT_INTEROP)
         fail(CACHEKIT_EINVAL, "format is CACHEKIT_FORMAT_AUTO or CACHEKIT_FORMAT_INTEROP");
@@ -138,9 +137,7 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
         else url = std::string("file://") + (env("TMPDIR") ? env("TMPDIR") : "/tmp") + "/cachekit";
     }
     if (url == "none") return c;
-    cachekit_backend_options bo = o.backend_options;
-    if (bo.struct_size == 0) bo.struct_size = sizeof bo;
-    l2::OpenOptions oo = open_options(bo);
+    l2::OpenOptions oo = open_options(o.backend_options);
     oo.resilience.fail_open = false;  // the cache applies its own policy and counts by namespace
     std::shared_ptr<l2::ResilientBackend> owned = l2::open_backend(url, oo);
     l2::ResilientBackend *raw = owned.get();

@@ -18,9 +18,10 @@ struct BorrowedBackend {
 };
 
 // Resolve options (NULL = all defaults). `open_options` converts the
-// embedded backend options for a backend opened from a URL.
+// backend options (opts.backend_options, NULL = defaults) for a backend
+// opened from a URL.
 CacheConfig resolve_config(const cachekit_cache_options &opts, const BorrowedBackend &borrowed,
-                           const std::function<l2::OpenOptions(const cachekit_backend_options &)> &open_options);
+                           const std::function<l2::OpenOptions(const cachekit_backend_options *)> &open_options);
 
 // Read the fields of a caller's options struct that fit its struct_size.
 cachekit_cache_options read_cache_options(const cachekit_cache_options *opts);

@@ -3,7 +3,9 @@
 // The handle struct and the option/TTL conversions are shared with the cache
 // shims (capi/backend_handle.hpp).
 #include <cstddef>
+#include <algorithm>
 #include <cstring>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -37,6 +39,38 @@ std::string_view key_arg(const void *key, size_t len, const char *what = "key") 
 std::string_view bytes_arg(const void *data, size_t len, const char *what) {
     require_bytes(data, len, what);
     return {len ? static_cast<const char *>(data) : "", len};
+}
+
+// The `count` spans of a packed buffer: span i is data[offsets[i] ..
+// offsets[i + 1]), offsets holding count + 1 non-decreasing entries.
+std::vector<std::string_view> packed_spans(const void *data, const size_t *offsets, size_t count, const char *what) {
+    if (offsets == nullptr) fail(CACHEKIT_EINVAL, std::string(what) + " offsets are NULL");
+    for (size_t i = 0; i < count; ++i)
+        if (offsets[i + 1] < offsets[i])
+            fail(CACHEKIT_EINVAL, std::string(what) + " offsets decrease at index " + std::to_string(i + 1));
+    require_bytes(data, offsets[count] - offsets[0], what);
+    std::vector<std::string_view> spans;
+    spans.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+        const size_t len = offsets[i + 1] - offsets[i];
+        spans.push_back(len ? std::string_view(static_cast<const char *>(data) + offsets[i], len) : std::string_view("", 0));
+    }
+    return spans;
+}
+
+std::vector<std::string_view> packed_keys(const void *keys, const size_t *key_offsets, size_t count) {
+    std::vector<std::string_view> ks = packed_spans(keys, key_offsets, count, "key");
+    for (std::string_view &k : ks) k = key_arg(k.data(), k.size());
+    return ks;
+}
+
+// One batched read into outs[0 .. keys.size()) with a status per key.
+void get_many_into(l2::ResilientBackend &b, const std::vector<std::string_view> &keys, cachekit_buf *outs,
+                   int *results) {
+    std::vector<bool> found;
+    b.get_many(keys, outs, found, b.default_deadline());
+    for (size_t i = 0; i < keys.size(); ++i)
+        results[i] = i < found.size() && found[i] ? CACHEKIT_OK : CACHEKIT_ENOTFOUND;
 }
 
 // True when `field` lies entirely within the caller's struct of `size` bytes.
@@ -140,9 +174,43 @@ CACHEKIT_API int cachekit_backend_get_many(cachekit_backend *backend, cachekit_b
         std::vector<std::string_view> ks;
         ks.reserve(count);
         for (size_t i = 0; i < count; ++i) ks.push_back(key_arg(keys[i], key_lens[i]));
-        std::vector<bool> found;
-        b.get_many(ks, outs, found, b.default_deadline());
-        for (size_t i = 0; i < count; ++i) results[i] = i < found.size() && found[i] ? CACHEKIT_OK : CACHEKIT_ENOTFOUND;
+        get_many_into(b, ks, outs, results);
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_backend_get_many_packed(cachekit_backend *backend, cachekit_buf *values_out,
+                                                  size_t *value_offsets, int *results, const void *keys,
+                                                  const size_t *key_offsets, size_t count) noexcept {
+    return guarded([&] {
+        auto &b = backend_of(backend);
+        require(values_out != nullptr && value_offsets != nullptr, "values_out and value_offsets are required");
+        if (count == 0) {
+            buf_resize(values_out, 0);
+            value_offsets[0] = 0;
+            return CACHEKIT_OK;
+        }
+        require(results != nullptr, "results is required");
+        std::vector<std::string_view> ks = packed_keys(keys, key_offsets, count);
+        std::vector<cachekit_buf> outs(count, cachekit_buf CACHEKIT_BUF_INIT);
+        struct Release {
+            std::vector<cachekit_buf> &bufs;
+            ~Release() {
+                for (cachekit_buf &o : bufs) buf_release(&o);
+            }
+        } release{outs};
+        get_many_into(b, ks, outs.data(), results);
+        size_t total = 0;
+        for (const cachekit_buf &o : outs) total += o.size;
+        buf_resize(values_out, total);
+        size_t at = 0;
+        for (size_t i = 0; i < count; ++i) {
+            value_offsets[i] = at;
+            const std::string_view v = buf_view(outs[i]);
+            if (!v.empty()) std::memcpy(values_out->ptr + at, v.data(), v.size());
+            at += v.size();
+        }
+        value_offsets[count] = at;
         return CACHEKIT_OK;
     });
 }
@@ -160,6 +228,24 @@ CACHEKIT_API int cachekit_backend_set_many(cachekit_backend *backend, const void
         entries.reserve(count);
         for (size_t i = 0; i < count; ++i)
             entries.push_back({key_arg(keys[i], key_lens[i]), bytes_arg(values[i], value_lens[i], "value")});
+        b.set_many(entries, ttl, b.default_deadline());
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_backend_set_many_packed(cachekit_backend *backend, const void *keys,
+                                                  const size_t *key_offsets, const void *values,
+                                                  const size_t *value_offsets, size_t count,
+                                                  double ttl_seconds) noexcept {
+    return guarded([&] {
+        auto &b = backend_of(backend);
+        l2::Ttl ttl = ttl_arg(ttl_seconds);
+        if (count == 0) return CACHEKIT_OK;
+        std::vector<std::string_view> ks = packed_keys(keys, key_offsets, count);
+        std::vector<std::string_view> vs = packed_spans(values, value_offsets, count, "value");
+        std::vector<l2::KeyValue> entries;
+        entries.reserve(count);
+        for (size_t i = 0; i < count; ++i) entries.push_back({ks[i], vs[i]});
         b.set_many(entries, ttl, b.default_deadline());
         return CACHEKIT_OK;
     });

@@ -6,8 +6,10 @@
 
 #include "cache/cache.hpp"
 #include "cache/cache_config.hpp"
+#include "cache/single_flight.hpp"
 #include "capi/backend_handle.hpp"
 #include "capi/boundary.hpp"
+#include "codec/utf8.hpp"
 #include "metrics/prometheus.hpp"
 #include "util/buffer.hpp"
 
@@ -39,7 +41,18 @@ std::string_view key_arg(const void *key, size_t len) {
     return {static_cast<const char *>(key), len};
 }
 
-std::string_view ns_arg(const char *ns) { return ns ? std::string_view(ns) : std::string_view(); }
+// A namespace is NUL-terminated UTF-8 of at most CACHEKIT_MAX_NAMESPACE_SIZE
+// bytes (it names metrics series and L2 key patterns).
+std::string_view ns_arg(const char *ns) {
+    if (ns == nullptr) return {};
+    const size_t len = ::strnlen(ns, CACHEKIT_MAX_NAMESPACE_SIZE + 1);
+    if (len > CACHEKIT_MAX_NAMESPACE_SIZE)
+        fail(CACHEKIT_EINVAL, "the namespace is longer than CACHEKIT_MAX_NAMESPACE_SIZE (" +
+                                  std::to_string(CACHEKIT_MAX_NAMESPACE_SIZE) + ") bytes");
+    const std::string_view v(ns, len);
+    if (!utf8_valid(v)) fail(CACHEKIT_EINVAL, "the namespace is not valid UTF-8");
+    return v;
+}
 
 std::string_view value_arg(const void *value, size_t len) {
     require(value != nullptr || len == 0, "value is NULL with a non-zero length");
@@ -95,8 +108,8 @@ CACHEKIT_API int cachekit_cache_new(cachekit_cache **out, const cachekit_cache_o
         cachekit_cache_options o = cache::read_cache_options(opts);
         cache::BorrowedBackend borrowed;
         if (o.backend) borrowed.backend = o.backend->backend.get();
-        auto config = cache::resolve_config(o, borrowed, [](const cachekit_backend_options &bo) {
-            return capi::to_open_options(capi::read_backend_options(&bo));
+        auto config = cache::resolve_config(o, borrowed, [](const cachekit_backend_options *bo) {
+            return capi::to_open_options(capi::read_backend_options(bo));
         });
         auto handle = std::make_unique<cachekit_cache>();
         handle->cache = std::make_unique<cache::Cache>(std::move(config));
@@ -160,6 +173,10 @@ CACHEKIT_API int cachekit_load_set_error(cachekit_load *load, const char *messag
 CACHEKIT_API int cachekit_cache_get_or_load(cachekit_cache *c, cachekit_buf *out, cachekit_lookup *info,
                                             const char *ns, const void *key, size_t key_len, double ttl_seconds,
                                             cachekit_loader loader, void *payload) noexcept {
+    // Marks where this call entered, so a leader whose loader jumped out of
+    // this frame (longjmp) is recognised and its flight finished later on.
+    cache::SingleFlight::Canary canary;
+    const cache::SingleFlight::EntryScope entry(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)), canary);
     return guarded([&] {
         require(out != nullptr, "out is NULL");
         require(loader != nullptr, "loader is NULL");
@@ -212,10 +229,11 @@ CACHEKIT_API int cachekit_cache_stats_get(cachekit_cache *c, cachekit_cache_stat
         require(out != nullptr, "out is NULL");
         require(out->struct_size >= sizeof(size_t), "out->struct_size is too small");
         cache::Cache &cc = cache_of(c);
+        const std::string_view only = ns_arg(ns);
         cachekit_cache_stats s;
         std::memset(&s, 0, sizeof s);
         for (const metrics::NamespaceMetrics *m : cc.metrics().all()) {
-            if (ns && m->ns != ns) continue;
+            if (ns && m->ns != only) continue;
             s.l1_hits += m->l1_hits_total();
             s.l2_hits += m->l2_hits.total();
             s.misses += m->misses.total();

@@ -1,6 +1,9 @@
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "capi/boundary.hpp"
+#include "capi/call_error.hpp"
 
 namespace cachekit::capi {
 namespace {
@@ -9,9 +12,15 @@ struct LastError {
     std::string message;
 };
 thread_local LastError last_error;
+thread_local std::uint64_t generation = 0;
 }  // namespace
 
+std::uint64_t last_error_generation() noexcept { return generation; }
+
+std::string_view last_error_message() noexcept { return last_error.message; }
+
 void set_last_error(int code, const char *message) noexcept {
+    ++generation;
     last_error.code = code;
     try {
         last_error.message = message ? message : "";

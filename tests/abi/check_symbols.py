@@ -7,7 +7,10 @@ usage: check_symbols.py LIBRARY HEADER
   the set of `CACHEKIT_API ... cachekit_xxx(` declarations in the header
   (differences are printed both ways);
 - no C++ (mangled _Z...) symbol is exported;
-- the soname is libcachekit.so.1.
+- the soname is libcachekit.so.1;
+- every function that returns an int status (but the few that cannot fail)
+  has an `_ex` form whose parameters are its own plus a last
+  `cachekit_error *err`.
 The comparison takes whatever both files hold now: functions added to the
 header and the library together keep it passing.
 """
@@ -17,7 +20,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_abi_checks import declared_functions  # noqa: E402
+from gen_abi_checks import NO_EX_FORM, declared_functions, status_functions  # noqa: E402
 
 EXPECTED_SONAME = "libcachekit.so.1"
 
@@ -73,6 +76,17 @@ def main():
         print(f"  declared in the header but not exported: {name}")
     check(not only_lib and not only_hdr, "exported symbols == header declarations",
           f"{len(only_lib)} only in the library, {len(only_hdr)} only in the header")
+
+    status = status_functions(header)
+    plain = {n: p for n, p in status.items() if not n.endswith("_ex") and n not in NO_EX_FORM}
+    missing = sorted(n for n in plain if n + "_ex" not in status)
+    wrong = sorted(n for n in plain if n + "_ex" in status
+                   and status[n + "_ex"] != plain[n] + ", cachekit_error *err")
+    for name in missing:
+        print(f"  no _ex form: {name}")
+    for name in wrong:
+        print(f"  _ex parameters differ from {name}'s plus `cachekit_error *err`")
+    check(len(plain) > 50 and not missing and not wrong, f"{len(plain)} status functions have their _ex form")
 
     mangled = sorted(s for s in exported if s.startswith("_Z"))
     check(not mangled, "no C++ (mangled) symbol is exported", ", ".join(mangled[:10]))

@@ -28,6 +28,16 @@ def declared_functions(header):
     return set(re.findall(r"\bCACHEKIT_API\b[^;{}()]*?\b(cachekit_\w+)\s*\(", _code(header)))
 
 
+# int-returning functions that cannot fail, so they have no `_ex` form.
+NO_EX_FORM = {"cachekit_error_last_code", "cachekit_crypto_available"}
+
+
+def status_functions(header):
+    """{name: parameter text} of the `CACHEKIT_API int cachekit_xxx(...)` declarations."""
+    return {m.group(1): " ".join(m.group(2).split())
+            for m in re.finditer(r"\bCACHEKIT_API\s+int\s+(cachekit_\w+)\s*\(([^)]*)\)", _code(header))}
+
+
 def versioned_structs(header):
     """Public structs whose first field is `size_t struct_size`."""
     return set(re.findall(r"\bstruct\s+(cachekit_\w+)\s*\{\s*size_t\s+struct_size\s*;", _code(header)))

@@ -36,6 +36,24 @@ int main(void) {
     OFFSET(cachekit_derived_keys, cache_keys, 64);
     OFFSET(cachekit_derived_keys, fingerprint, 96);
 
+    /* cachekit_error: no pointer, fixed size, so any FFI can own one. */
+    check_size("CACHEKIT_ERROR_NAME_SIZE", CACHEKIT_ERROR_NAME_SIZE, 32);
+    check_size("CACHEKIT_ERROR_MESSAGE_SIZE", CACHEKIT_ERROR_MESSAGE_SIZE, 1024);
+    OFFSET(cachekit_error, code, sizeof(size_t));
+    OFFSET(cachekit_error, name, sizeof(size_t) + sizeof(int));
+    OFFSET(cachekit_error, message, sizeof(size_t) + sizeof(int) + 32);
+    SIZE(cachekit_error, (sizeof(size_t) + sizeof(int) + 32 + 1024 + sizeof(size_t) - 1) / sizeof(size_t) * sizeof(size_t));
+    {
+        cachekit_error e = CACHEKIT_ERROR_INIT;
+        check_size("CACHEKIT_ERROR_INIT.struct_size", e.struct_size, sizeof(cachekit_error));
+        check_size("CACHEKIT_ERROR_INIT.code", (size_t)e.code, 0);
+    }
+
+    /* Options structs embed no versioned struct by value: the backend
+     * options of a cache are a pointer (since 0.2). */
+    check_size("sizeof(cachekit_cache_options.backend_options)",
+               sizeof(((cachekit_cache_options *)0)->backend_options), sizeof(void *));
+
     /* The pinned constants the layouts depend on. */
     check_size("CACHEKIT_KEY_SIZE", CACHEKIT_KEY_SIZE, 32);
     check_size("CACHEKIT_FINGERPRINT_SIZE", CACHEKIT_FINGERPRINT_SIZE, 16);

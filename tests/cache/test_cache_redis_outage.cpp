@@ -42,14 +42,16 @@ ct::CacheHandle outage_cache(int fail_closed = CACHEKIT_DEFAULT) {
     o.backend_url = url.c_str();
     o.l1 = CACHEKIT_OFF;
     o.fail_closed = fail_closed;
-    o.backend_options.command_timeout_ms = 200;
-    o.backend_options.connect_timeout_ms = 200;
-    o.backend_options.breaker_failures = 3;
-    o.backend_options.breaker_recovery_ms = 500;
-    o.backend_options.breaker_half_open_calls = 1;
-    o.backend_options.breaker_successes = 1;
-    o.backend_options.pool_size = 2;
-    return ct::new_cache(&o);  // the URL is copied; `url` may go
+    cachekit_backend_options bo = CACHEKIT_BACKEND_OPTIONS_INIT;
+    bo.command_timeout_ms = 200;
+    bo.connect_timeout_ms = 200;
+    bo.breaker_failures = 3;
+    bo.breaker_recovery_ms = 500;
+    bo.breaker_half_open_calls = 1;
+    bo.breaker_successes = 1;
+    bo.pool_size = 2;
+    o.backend_options = &bo;
+    return ct::new_cache(&o);  // the URL and the backend options are copied; they may go
 }
 
 struct Call {

@@ -1,5 +1,7 @@
 /* The C API contract: argument validation of every codec entry point, the
- * thread-local last error, status names, and cachekit_buf reuse. */
+ * thread-local last error, status names, cachekit_buf reuse, the per-call
+ * errors of the _ex forms, the cache namespace rule and nested options
+ * passed by pointer. */
 #include "unit_support.h"
 
 static const uint8_t kDoc[] = {0x91, 0x2a}; /* [42] */
@@ -393,6 +395,260 @@ static void test_buffer_reuse(void **state) {
     cachekit_free(NULL);
 }
 
+/* ---- Per-call errors (the _ex forms) ---------------------------------- */
+
+/* 1 when s is valid UTF-8 (enough for these tests: no overlong checks). */
+static int utf8_whole(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int n = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 ? 1 : (*p & 0xF0) == 0xE0 ? 2 : (*p & 0xF8) == 0xF0 ? 3 : -1;
+        if (n < 0) return 0;
+        ++p;
+        for (; n > 0; --n, ++p)
+            if ((*p & 0xC0) != 0x80) return 0;
+    }
+    return 1;
+}
+
+static void test_call_error_contents(void **state) {
+    cachekit_error err = CACHEKIT_ERROR_INIT;
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    (void)state;
+    assert_int_equal(err.struct_size, sizeof(cachekit_error));
+
+    /* A failure: code, name and the same message as the thread-local one. */
+    assert_rc(cachekit_msgpack_check_ex(kDoc, sizeof kDoc, 1, &err), CACHEKIT_EINVAL);
+    assert_int_equal(err.code, CACHEKIT_EINVAL);
+    assert_string_equal(err.name, "InvalidArgument");
+    assert_true(err.message[0] != '\0');
+    assert_string_equal(err.message, cachekit_error_last_message());
+
+    /* Another failure of another kind replaces it all. */
+    assert_rc(cachekit_msgpack_check_ex(kDoc, 1, 0, &err), CACHEKIT_EOVERCLAIM);
+    assert_int_equal(err.code, CACHEKIT_EOVERCLAIM);
+    assert_string_equal(err.name, "Overclaim");
+    assert_string_equal(err.message, cachekit_error_last_message());
+
+    /* A success writes code 0 and no message (the thread-local failure
+     * stays, as for the plain call). */
+    assert_ok(cachekit_serializer_code_ex(&out, "std", &err));
+    assert_int_equal(err.code, CACHEKIT_OK);
+    assert_string_equal(err.name, "Ok");
+    assert_string_equal(err.message, "");
+    assert_string_equal(out.ptr, "s");
+    assert_int_equal(cachekit_error_last_code(), CACHEKIT_EOVERCLAIM);
+
+    /* Each call reports its own message, of another area too. */
+    assert_rc(cachekit_msgpack_check_ex(kDoc, 1, 0, &err), CACHEKIT_EOVERCLAIM);
+    assert_rc(cachekit_l1_options_init_ex(NULL, 64, &err), CACHEKIT_EINVAL);
+    assert_true(strstr(err.message, "NULL") != NULL);
+
+    /* err NULL is the plain call. */
+    assert_rc(cachekit_msgpack_check_ex(kDoc, sizeof kDoc, 1, NULL), CACHEKIT_EINVAL);
+    assert_ok(cachekit_msgpack_check_ex(kDoc, sizeof kDoc, 0, NULL));
+
+    /* A struct_size smaller than this form: EINVAL, the call is not made. */
+    {
+        cachekit_error small = CACHEKIT_ERROR_INIT;
+        cachekit_l1 *l1 = (cachekit_l1 *)&small; /* a sentinel the call must not touch */
+        small.struct_size = offsetof(cachekit_error, message);
+        small.code = 12345;
+        assert_rc(cachekit_l1_new_ex(&l1, NULL, &small), CACHEKIT_EINVAL);
+        assert_ptr_equal(l1, (cachekit_l1 *)&small);
+        assert_int_equal(small.code, 12345); /* nothing written into it */
+        assert_true(strstr(cachekit_error_last_message(), "struct_size") != NULL);
+    }
+    cachekit_buf_dispose(&out);
+}
+
+static void test_call_error_miss(void **state) {
+    cachekit_error err = CACHEKIT_ERROR_INIT;
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    cachekit_l1 *l1 = NULL;
+    (void)state;
+    assert_ok(cachekit_l1_new_ex(&l1, NULL, &err));
+    /* Leave a failure on the thread first: a miss must not report it. */
+    assert_rc(cachekit_serializer_code(&out, ""), CACHEKIT_EINVAL);
+    assert_rc(cachekit_l1_get_ex(l1, &out, "k", 1, &err), CACHEKIT_ENOTFOUND);
+    assert_int_equal(err.code, CACHEKIT_ENOTFOUND);
+    assert_string_equal(err.name, "NotFound");
+    assert_string_equal(err.message, "");
+    assert_ok(cachekit_l1_put_ex(l1, NULL, 0, "k", 1, "v", 1, 0, &err));
+    assert_ok(cachekit_l1_get_ex(l1, &out, "k", 1, &err));
+    assert_int_equal(err.code, CACHEKIT_OK);
+    assert_rc(cachekit_l1_get_ex(l1, &out, "", 0, &err), CACHEKIT_EINVAL);
+    assert_true(err.message[0] != '\0');
+    cachekit_l1_free(l1);
+
+    /* A failure of another kind after an older one (a lock someone holds)
+     * reports its own text. */
+    {
+        cachekit_backend *b = NULL;
+        cachekit_buf token = CACHEKIT_BUF_INIT;
+        assert_ok(cachekit_backend_open_ex(&b, "memory://", NULL, &err));
+        assert_ok(cachekit_backend_lock_ex(b, &token, "L", 1, 10000, &err));
+        assert_rc(cachekit_serializer_code(&out, ""), CACHEKIT_EINVAL);
+        assert_rc(cachekit_backend_lock_ex(b, &token, "L", 1, 10000, &err), CACHEKIT_EBUSY);
+        assert_int_equal(err.code, CACHEKIT_EBUSY);
+        assert_string_equal(err.name, "Busy");
+        assert_int_equal(cachekit_error_last_code(), CACHEKIT_EBUSY);
+        assert_string_equal(err.message, cachekit_error_last_message());
+        assert_true(strstr(err.message, "serializer") == NULL && strstr(err.message, "identity") == NULL);
+        cachekit_buf_dispose(&token);
+        cachekit_backend_free(b);
+    }
+    cachekit_buf_dispose(&out);
+}
+
+/* A loader's long message comes back cut at a UTF-8 boundary with "...". */
+struct long_message {
+    const char *unit; /* repeated to make the message */
+    size_t lead;      /* ASCII bytes before the repetition */
+};
+
+static int failing_loader(cachekit_load *load, void *payload) {
+    const struct long_message *m = payload;
+    char text[6000];
+    size_t n = 0;
+    for (; n < m->lead; ++n) text[n] = 'x';
+    while (n + strlen(m->unit) < sizeof text - 1) {
+        memcpy(text + n, m->unit, strlen(m->unit));
+        n += strlen(m->unit);
+    }
+    text[n] = '\0';
+    cachekit_load_set_error(load, text);
+    return 1;
+}
+
+static cachekit_cache *memory_cache(void) {
+    cachekit_cache_options o;
+    cachekit_cache *c = NULL;
+    assert_ok(cachekit_cache_options_init(&o, sizeof o));
+    assert_null(o.backend_options);
+    o.backend_url = "memory://";
+    assert_ok(cachekit_cache_new(&c, &o));
+    return c;
+}
+
+static void test_call_error_truncated(void **state) {
+    static const struct long_message cases[] = {
+        {"a", 0}, {"\xc3\xa9", 0}, {"\xc3\xa9", 1}, {"\xe2\x82\xac", 0}, {"\xe2\x82\xac", 1},
+        {"\xe2\x82\xac", 2}, {"\xf0\x9f\x98\x80", 0}, {"\xf0\x9f\x98\x80", 1}, {"\xf0\x9f\x98\x80", 3},
+    };
+    cachekit_cache *c = memory_cache();
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    cachekit_error err = CACHEKIT_ERROR_INIT;
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        size_t len;
+        assert_rc(cachekit_cache_get_or_load_ex(c, &out, NULL, "ns", "k", 1, CACHEKIT_TTL_DEFAULT, failing_loader,
+                                                (void *)&cases[i], &err),
+                  CACHEKIT_EUSER);
+        assert_int_equal(err.code, CACHEKIT_EUSER);
+        assert_string_equal(err.name, "UserError");
+        len = strlen(err.message);
+        assert_true(len <= CACHEKIT_ERROR_MESSAGE_SIZE - 1);
+        assert_true(len >= CACHEKIT_ERROR_MESSAGE_SIZE - 1 - 3 - 3); /* at most one sequence less */
+        assert_memory_equal(err.message + len - 3, "...", 3);
+        assert_true(utf8_whole(err.message));
+        /* the text before "..." is the start of the thread-local message */
+        assert_memory_equal(err.message, cachekit_error_last_message(), len - 3);
+        assert_true(strlen(cachekit_error_last_message()) > len);
+    }
+    cachekit_buf_dispose(&out);
+    cachekit_cache_free(c);
+}
+
+/* The outcome is the outer call's, even when the loader's own calls failed. */
+static int loader_with_failing_inner_call(cachekit_load *load, void *payload) {
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    (void)payload;
+    assert_int_equal(cachekit_serializer_code(&out, ""), CACHEKIT_EINVAL);
+    cachekit_buf_dispose(&out);
+    return cachekit_load_set_value(load, kDoc, sizeof kDoc);
+}
+
+static void test_call_error_nested(void **state) {
+    cachekit_cache *c = memory_cache();
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    cachekit_error err = CACHEKIT_ERROR_INIT;
+    (void)state;
+    assert_ok(cachekit_cache_get_or_load_ex(c, &out, NULL, "ns", "nested", 6, CACHEKIT_TTL_DEFAULT,
+                                            loader_with_failing_inner_call, NULL, &err));
+    assert_int_equal(err.code, CACHEKIT_OK);
+    assert_string_equal(err.message, "");
+    assert_rc(cachekit_cache_get_ex(c, &out, NULL, "ns", "absent", 6, &err), CACHEKIT_ENOTFOUND);
+    assert_string_equal(err.message, "");
+    cachekit_buf_dispose(&out);
+    cachekit_cache_free(c);
+}
+
+/* ---- Cache namespaces ------------------------------------------------- */
+
+static void test_namespace_rule(void **state) {
+    cachekit_cache *c = memory_cache();
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    cachekit_error err = CACHEKIT_ERROR_INIT;
+    cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
+    cachekit_cache_stats stats;
+    char ns[CACHEKIT_MAX_NAMESPACE_SIZE + 2];
+    (void)state;
+    memset(ns, 'n', sizeof ns);
+    ns[CACHEKIT_MAX_NAMESPACE_SIZE] = '\0'; /* exactly the limit */
+    assert_ok(cachekit_cache_put(c, ns, "k", 1, kDoc, sizeof kDoc, CACHEKIT_TTL_DEFAULT));
+    assert_ok(cachekit_cache_get(c, &out, &info, ns, "k", 1));
+    assert_ok(cachekit_cache_invalidate_namespace(c, ns));
+
+    ns[CACHEKIT_MAX_NAMESPACE_SIZE] = 'n'; /* one byte more */
+    ns[CACHEKIT_MAX_NAMESPACE_SIZE + 1] = '\0';
+    assert_rc(cachekit_cache_put_ex(c, ns, "k", 1, kDoc, sizeof kDoc, CACHEKIT_TTL_DEFAULT, &err), CACHEKIT_EINVAL);
+    assert_true(strstr(err.message, "CACHEKIT_MAX_NAMESPACE_SIZE") != NULL);
+    assert_einval(cachekit_cache_get(c, &out, &info, ns, "k", 1));
+    assert_einval(cachekit_cache_invalidate(c, ns, "k", 1));
+    assert_einval(cachekit_cache_invalidate_namespace(c, ns));
+    stats.struct_size = sizeof stats;
+    assert_einval(cachekit_cache_stats_get(c, &stats, ns));
+
+    /* Not UTF-8: refused with a message, whatever the call. */
+    assert_rc(cachekit_cache_put_ex(c, "bad\xff", "k", 1, kDoc, sizeof kDoc, CACHEKIT_TTL_DEFAULT, &err),
+              CACHEKIT_EINVAL);
+    assert_true(strstr(err.message, "UTF-8") != NULL);
+    assert_einval(cachekit_cache_get(c, &out, &info, "\xc3", "k", 1));
+    assert_einval(cachekit_cache_invalidate_namespace(c, "\xed\xa0\x80")); /* a surrogate */
+    /* UTF-8 beyond ASCII is fine; NULL and "" are the default namespace. */
+    assert_ok(cachekit_cache_put(c, "caf\xc3\xa9", "k", 1, kDoc, sizeof kDoc, CACHEKIT_TTL_DEFAULT));
+    assert_ok(cachekit_cache_put(c, NULL, "k", 1, kDoc, sizeof kDoc, CACHEKIT_TTL_DEFAULT));
+    assert_ok(cachekit_cache_get(c, &out, &info, "", "k", 1));
+    cachekit_buf_dispose(&out);
+    cachekit_cache_free(c);
+}
+
+/* ---- Nested options by pointer ---------------------------------------- */
+
+static void test_backend_options_pointer(void **state) {
+    cachekit_cache_options o;
+    cachekit_backend_options bo = CACHEKIT_BACKEND_OPTIONS_INIT;
+    cachekit_cache *c = NULL;
+    cachekit_error err = CACHEKIT_ERROR_INIT;
+    (void)state;
+    assert_ok(cachekit_cache_options_init(&o, sizeof o));
+    o.backend_url = "memory://";
+    o.backend_options = &bo; /* read during cachekit_cache_new only */
+    bo.command_timeout_ms = 250;
+    assert_ok(cachekit_cache_new_ex(&c, &o, &err));
+    cachekit_cache_free(c);
+    /* The pointed-to struct is versioned on its own: its struct_size rules. */
+    bo.struct_size = 2;
+    assert_rc(cachekit_cache_new_ex(&c, &o, &err), CACHEKIT_EINVAL);
+    assert_null(c);
+    assert_true(strstr(err.message, "struct_size") != NULL);
+    /* An older, shorter backend_options struct: the fields it holds count. */
+    bo.struct_size = offsetof(cachekit_backend_options, command_timeout_ms);
+    assert_ok(cachekit_cache_new(&c, &o));
+    cachekit_cache_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_msgpack_args),
@@ -403,6 +659,12 @@ int main(void) {
         cmocka_unit_test(test_last_error),
         cmocka_unit_test(test_error_names),
         cmocka_unit_test(test_buffer_reuse),
+        cmocka_unit_test(test_call_error_contents),
+        cmocka_unit_test(test_call_error_miss),
+        cmocka_unit_test(test_call_error_truncated),
+        cmocka_unit_test(test_call_error_nested),
+        cmocka_unit_test(test_namespace_rule),
+        cmocka_unit_test(test_backend_options_pointer),
     };
     return cmocka_run_group_tests_name("api_contract", tests, NULL, NULL);
 }

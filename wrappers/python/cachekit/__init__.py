@@ -18,7 +18,7 @@ from cachekit._core import (Backend, BackendError, CacheKitError, ConfigurationE
 from cachekit._codec import (UnsupportedArgument, decode_interop_value, encode_interop_value, interop_key)
 from cachekit._decorator import CacheInfo, cache
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def generate_interop_key(namespace: str, operation: str, args: list) -> str:

@@ -58,6 +58,14 @@ const char *cachekit_error_name(int code);
 int cachekit_error_last_code(void);
 const char *cachekit_error_last_message(void);
 void cachekit_error_clear(void);
+#define CACHEKIT_ERROR_NAME_SIZE ...
+#define CACHEKIT_ERROR_MESSAGE_SIZE ...
+typedef struct cachekit_error {
+    size_t struct_size;
+    int code;
+    char name[32];
+    char message[1024];
+} cachekit_error;
 const char *cachekit_version_string(void);
 unsigned cachekit_version_number(void);
 typedef struct cachekit_buf {
@@ -150,6 +158,8 @@ int cachekit_backend_exists(cachekit_backend *backend, const void *key, size_t k
 int cachekit_backend_ttl(cachekit_backend *backend, double *ttl_seconds, const void *key, size_t key_len);
 int cachekit_backend_get_many(cachekit_backend *backend, cachekit_buf *outs, int *results, const void *const *keys, const size_t *key_lens, size_t count);
 int cachekit_backend_set_many(cachekit_backend *backend, const void *const *keys, const size_t *key_lens, const void *const *values, const size_t *value_lens, size_t count, double ttl_seconds);
+int cachekit_backend_get_many_packed(cachekit_backend *backend, cachekit_buf *values_out, size_t *value_offsets, int *results, const void *keys, const size_t *key_offsets, size_t count);
+int cachekit_backend_set_many_packed(cachekit_backend *backend, const void *keys, const size_t *key_offsets, const void *values, const size_t *value_offsets, size_t count, double ttl_seconds);
 int cachekit_backend_clear(cachekit_backend *backend, uint64_t *deleted, const void *prefix, size_t prefix_len);
 int cachekit_backend_lock(cachekit_backend *backend, cachekit_buf *token, const void *key, size_t key_len, uint32_t hold_ms);
 int cachekit_backend_unlock(cachekit_backend *backend, const void *key, size_t key_len, const void *token, size_t token_len);
@@ -171,6 +181,7 @@ typedef struct cachekit_backend_stats {
 } cachekit_backend_stats;
 int cachekit_backend_stats_get(cachekit_backend *backend, cachekit_backend_stats *out);
 typedef struct cachekit_cache cachekit_cache;
+#define CACHEKIT_MAX_NAMESPACE_SIZE ...
 #define CACHEKIT_DEFAULT ...
 #define CACHEKIT_ON ...
 #define CACHEKIT_OFF ...
@@ -200,7 +211,7 @@ typedef struct cachekit_cache_options {
     int cross_process_lock;
     uint32_t lock_hold_ms;
     uint32_t lock_wait_ms;
-    cachekit_backend_options backend_options;
+    const cachekit_backend_options *backend_options;
     ...;
 } cachekit_cache_options;
 int cachekit_cache_options_init(cachekit_cache_options *opts, size_t struct_size);
@@ -290,6 +301,72 @@ typedef struct cachekit_l1_counters {
     ...;
 } cachekit_l1_counters;
 int cachekit_l1_stats(cachekit_l1 *l1, cachekit_l1_counters *out);
+/* The _ex forms (per-call errors). */
+int cachekit_buf_reserve_ex(cachekit_buf *buf, size_t capacity, cachekit_error *err);
+int cachekit_msgpack_check_ex(const void *data, size_t len, uint32_t max_depth, cachekit_error *err);
+int cachekit_msgpack_canonical_ex(cachekit_buf *out, const void *data, size_t len, int profile, cachekit_error *err);
+int cachekit_msgpack_to_json_ex(cachekit_buf *out, const void *data, size_t len, cachekit_error *err);
+int cachekit_serializer_code_ex(cachekit_buf *out, const char *identity, cachekit_error *err);
+int cachekit_key_auto_ex(cachekit_buf *out, const char *ns, const char *module, const char *qualname, const void *args, size_t args_len, int integrity, const char *serializer, cachekit_error *err);
+int cachekit_key_interop_ex(cachekit_buf *out, cachekit_buf *canonical, const char *ns, const char *operation, const void *args, size_t args_len, cachekit_error *err);
+int cachekit_envelope_wrap_ex(cachekit_buf *out, const void *data, size_t len, const char *format, cachekit_error *err);
+int cachekit_envelope_unwrap_ex(cachekit_buf *out, cachekit_buf *format, const void *envelope, size_t len, cachekit_error *err);
+int cachekit_frame_encode_ex(cachekit_buf *out, const char *serializer, const char *metadata_json, const void *payload, size_t payload_len, cachekit_error *err);
+int cachekit_frame_decode_ex(cachekit_buf *serializer, cachekit_buf *metadata_json, size_t *payload_offset, const void *frame, size_t len, cachekit_error *err);
+int cachekit_container_v2_wrap_ex(cachekit_buf *out, const void *value, size_t len, int method, cachekit_error *err);
+int cachekit_container_v2_unwrap_ex(cachekit_buf *out, const void *container, size_t len, cachekit_error *err);
+int cachekit_master_key_from_hex_ex(unsigned char out[32], const char *hex, size_t len, cachekit_error *err);
+int cachekit_crypto_derive_ex(cachekit_derived_keys *out, const void *master_key, size_t master_key_len, const char *tenant, cachekit_error *err);
+int cachekit_crypto_aad_ex(cachekit_buf *out, const char *tenant, const char *cache_key, const char *format, int compressed, const char *original_type, cachekit_error *err);
+int cachekit_crypto_encrypt_ex(cachekit_buf *out, const unsigned char key[32], const void *aad, size_t aad_len, const void *plaintext, size_t plaintext_len, const unsigned char *nonce, cachekit_error *err);
+int cachekit_crypto_decrypt_ex(cachekit_buf *out, const unsigned char key[32], const void *aad, size_t aad_len, const void *ciphertext, size_t ciphertext_len, cachekit_error *err);
+int cachekit_keyring_new_ex(cachekit_keyring **out, const char *current_hex, const char *previous_hex, cachekit_error *err);
+int cachekit_keyring_new_raw_ex(cachekit_keyring **out, const void *current, size_t current_len, const void *previous, size_t previous_count, cachekit_error *err);
+int cachekit_keyring_fingerprint_ex(const cachekit_keyring *keyring, unsigned char out[16], const char *tenant, cachekit_error *err);
+int cachekit_keyring_encrypt_ex(const cachekit_keyring *keyring, cachekit_buf *out, const char *tenant, const void *aad, size_t aad_len, const void *plaintext, size_t plaintext_len, cachekit_error *err);
+int cachekit_keyring_decrypt_ex(const cachekit_keyring *keyring, cachekit_buf *out, int *key_index, const char *tenant, const unsigned char *fingerprint, const void *aad, size_t aad_len, const void *ciphertext, size_t ciphertext_len, cachekit_error *err);
+int cachekit_inspect_ex(cachekit_buf *out_json, const void *data, size_t len, const cachekit_keyring *keyring, const char *tenant, const char *cache_key, cachekit_error *err);
+int cachekit_backend_options_init_ex(cachekit_backend_options *opts, size_t struct_size, cachekit_error *err);
+int cachekit_backend_open_ex(cachekit_backend **out, const char *url, const cachekit_backend_options *opts, cachekit_error *err);
+int cachekit_backend_get_ex(cachekit_backend *backend, cachekit_buf *out, const void *key, size_t key_len, cachekit_error *err);
+int cachekit_backend_set_ex(cachekit_backend *backend, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds, cachekit_error *err);
+int cachekit_backend_delete_ex(cachekit_backend *backend, const void *key, size_t key_len, cachekit_error *err);
+int cachekit_backend_exists_ex(cachekit_backend *backend, const void *key, size_t key_len, cachekit_error *err);
+int cachekit_backend_ttl_ex(cachekit_backend *backend, double *ttl_seconds, const void *key, size_t key_len, cachekit_error *err);
+int cachekit_backend_get_many_ex(cachekit_backend *backend, cachekit_buf *outs, int *results, const void *const *keys, const size_t *key_lens, size_t count, cachekit_error *err);
+int cachekit_backend_set_many_ex(cachekit_backend *backend, const void *const *keys, const size_t *key_lens, const void *const *values, const size_t *value_lens, size_t count, double ttl_seconds, cachekit_error *err);
+int cachekit_backend_get_many_packed_ex(cachekit_backend *backend, cachekit_buf *values_out, size_t *value_offsets, int *results, const void *keys, const size_t *key_offsets, size_t count, cachekit_error *err);
+int cachekit_backend_set_many_packed_ex(cachekit_backend *backend, const void *keys, const size_t *key_offsets, const void *values, const size_t *value_offsets, size_t count, double ttl_seconds, cachekit_error *err);
+int cachekit_backend_clear_ex(cachekit_backend *backend, uint64_t *deleted, const void *prefix, size_t prefix_len, cachekit_error *err);
+int cachekit_backend_lock_ex(cachekit_backend *backend, cachekit_buf *token, const void *key, size_t key_len, uint32_t hold_ms, cachekit_error *err);
+int cachekit_backend_unlock_ex(cachekit_backend *backend, const void *key, size_t key_len, const void *token, size_t token_len, cachekit_error *err);
+int cachekit_backend_health_ex(cachekit_backend *backend, double *latency_ms, cachekit_error *err);
+int cachekit_backend_stats_get_ex(cachekit_backend *backend, cachekit_backend_stats *out, cachekit_error *err);
+int cachekit_cache_options_init_ex(cachekit_cache_options *opts, size_t struct_size, cachekit_error *err);
+int cachekit_cache_new_ex(cachekit_cache **out, const cachekit_cache_options *opts, cachekit_error *err);
+int cachekit_cache_get_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len, cachekit_error *err);
+int cachekit_cache_put_ex(cachekit_cache *cache, const char *ns, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds, cachekit_error *err);
+int cachekit_load_set_value_ex(cachekit_load *load, const void *value, size_t value_len, cachekit_error *err);
+int cachekit_load_set_ttl_ex(cachekit_load *load, double ttl_seconds, cachekit_error *err);
+int cachekit_load_set_error_ex(cachekit_load *load, const char *message, cachekit_error *err);
+int cachekit_cache_get_or_load_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len, double ttl_seconds, cachekit_loader loader, void *payload, cachekit_error *err);
+int cachekit_cache_put_refresh_ex(cachekit_cache *cache, const char *ns, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds, uint64_t refresh_claim, cachekit_error *err);
+int cachekit_cache_abandon_refresh_ex(cachekit_cache *cache, const void *key, size_t key_len, uint64_t refresh_claim, cachekit_error *err);
+int cachekit_cache_invalidate_ex(cachekit_cache *cache, const char *ns, const void *key, size_t key_len, cachekit_error *err);
+int cachekit_cache_invalidate_namespace_ex(cachekit_cache *cache, const char *ns, cachekit_error *err);
+int cachekit_cache_clear_ex(cachekit_cache *cache, cachekit_error *err);
+int cachekit_cache_stats_get_ex(cachekit_cache *cache, cachekit_cache_stats *out, const char *ns, cachekit_error *err);
+int cachekit_cache_metrics_text_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_error *err);
+int cachekit_l1_options_init_ex(cachekit_l1_options *opts, size_t struct_size, cachekit_error *err);
+int cachekit_l1_new_ex(cachekit_l1 **out, const cachekit_l1_options *opts, cachekit_error *err);
+int cachekit_l1_get_ex(cachekit_l1 *l1, cachekit_buf *out, const void *key, size_t key_len, cachekit_error *err);
+int cachekit_l1_put_ex(cachekit_l1 *l1, const void *ns, size_t ns_len, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds, cachekit_error *err);
+int cachekit_l1_begin_fill_ex(cachekit_l1 *l1, uint64_t *ticket, cachekit_error *err);
+int cachekit_l1_put_filled_ex(cachekit_l1 *l1, const void *ns, size_t ns_len, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds, uint64_t ticket, int *stored, cachekit_error *err);
+int cachekit_l1_invalidate_ex(cachekit_l1 *l1, const void *key, size_t key_len, cachekit_error *err);
+int cachekit_l1_invalidate_namespace_ex(cachekit_l1 *l1, const void *ns, size_t ns_len, cachekit_error *err);
+int cachekit_l1_clear_ex(cachekit_l1 *l1, cachekit_error *err);
+int cachekit_l1_stats_ex(cachekit_l1 *l1, cachekit_l1_counters *out, cachekit_error *err);
 /* Python callbacks (cffi extern "Python"). */
 extern "Python" int _cachekit_py_loader(cachekit_load *load, void *payload);
 """

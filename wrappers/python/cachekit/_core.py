@@ -451,9 +451,12 @@ class CoreCache:
         if fail_closed is not None:
             o.fail_closed = lib.CACHEKIT_ON if fail_closed else lib.CACHEKIT_OFF
         o.load_timeout_ms = int(load_timeout_ms)
-        o.backend_options.command_timeout_ms = int(command_timeout_ms)
-        o.backend_options.connect_timeout_ms = int(connect_timeout_ms)
-        o.backend_options.breaker_disabled = 1 if breaker_disabled else 0
+        bo = ffi.new("cachekit_backend_options *")
+        _check(lib.cachekit_backend_options_init(bo, ffi.sizeof("cachekit_backend_options")), ConfigurationError)
+        bo.command_timeout_ms = int(command_timeout_ms)
+        bo.connect_timeout_ms = int(connect_timeout_ms)
+        bo.breaker_disabled = 1 if breaker_disabled else 0
+        o.backend_options = bo  # read during cachekit_cache_new only; `bo` lives until then
         out = ffi.new("cachekit_cache **")
         _check(lib.cachekit_cache_new(out, o), ConfigurationError)
         self._h = out[0]

@@ -186,6 +186,8 @@ class _Cached:
         ns = opts.get("namespace")
         if ns is not None and not isinstance(ns, str):
             raise TypeError("namespace must be a string or None")
+        if ns and "\0" in ns:  # the C API takes it NUL-terminated: refuse, never cut
+            raise ValueError("namespace must not contain a NUL character")
         self.namespace: Optional[str] = ns or None
         self.key_fn = opts.get("key")
         ser = opts.get("serializer", "default")

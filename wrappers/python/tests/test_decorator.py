@@ -307,6 +307,12 @@ def test_none_namespace_has_no_ns_segment():
     assert h._cachekit.key_for((1,), {}).startswith("ns:x:func:")
 
 
+def test_namespace_with_nul_is_refused():
+    # The C API takes namespaces NUL-terminated: a NUL would silently name another one.
+    with pytest.raises(ValueError, match="NUL"):
+        cache(backend="memory://", namespace="a\0b")(counter())
+
+
 def test_l1_off_hits_come_from_l2():
     g = cache(backend="memory://", l1=False)(counter())
     g(1)
