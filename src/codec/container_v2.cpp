@@ -42,7 +42,7 @@ void wrap(const uint8_t *value, size_t len, int method, cachekit_buf *out) {
     w.bin(body, body_len);
 }
 
-void unwrap(const uint8_t *c, size_t len, cachekit_buf *out) {
+void unwrap(const uint8_t *c, size_t len, cachekit_buf *out, uint64_t max_original_size) {
     if (len < 2 || c[0] != 0xc1)
         fail(CACHEKIT_EFRAME, "bad interop/v2 magic (the first byte is not 0xC1): possibly an interop/v1 value");
     if (c[1] != 0x02) fail(CACHEKIT_EFRAME, "unsupported interop/v2 container version " + std::to_string(c[1]));
@@ -67,6 +67,9 @@ void unwrap(const uint8_t *c, size_t len, cachekit_buf *out) {
     std::string_view payload = in.body(ph);
     const uint64_t original_size = sh.u;
     if (original_size > envelope::kMaxSize) fail(CACHEKIT_ETOOBIG, "original_size exceeds the 512 MiB limit");
+    if (original_size > max_original_size)
+        fail(CACHEKIT_ETOOBIG, "original_size " + std::to_string(original_size) + " is over the reader's limit of " +
+                                   std::to_string(max_original_size) + " bytes");
     if (payload.size() > envelope::kMaxSize) fail(CACHEKIT_ETOOBIG, "payload exceeds the 512 MiB limit");
     if (mh.u == CACHEKIT_V2_METHOD_NONE) {
         if (original_size != payload.size()) fail(CACHEKIT_ESIZE, "method 0 original_size differs from the payload length");
