@@ -8,10 +8,30 @@
 #include "codec/msgpack_bounds.hpp"
 #include "codec/msgpack_cursor.hpp"
 #include "codec/msgpack_writer.hpp"
+#include "codec/utf8.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 
 namespace cachekit::container_v2 {
+namespace {
+
+// Every str of an already-checked document is valid UTF-8, as the
+// reference reader decodes them (DeserializationFailed otherwise).
+void check_strings_utf8(const uint8_t *doc, size_t len) {
+    msgpack::Cursor in(doc, len);
+    for (uint64_t pending = 1; pending > 0; --pending) {
+        const msgpack::Header h = in.next();
+        if (msgpack::has_body(h.kind)) {
+            const std::string_view body = in.body(h);
+            if (h.kind == msgpack::Kind::Str && !utf8_valid(body))
+                fail(CACHEKIT_EDESERIALIZE, "the interop/v2 value holds a str that is not valid UTF-8");
+        }
+        if (h.kind == msgpack::Kind::Array) pending += h.length;
+        if (h.kind == msgpack::Kind::Map) pending += 2 * h.length;
+    }
+}
+
+}  // namespace
 
 bool has_magic(const uint8_t *data, size_t len) { return len >= 2 && data[0] == 0xc1 && data[1] == 0x02; }
 
@@ -89,7 +109,9 @@ void unwrap(const uint8_t *c, size_t len, cachekit_buf *out, uint64_t max_origin
             fail(CACHEKIT_ESIZE, "LZ4 output length differs from original_size");
         }
     }
-    msgpack::check_document(reinterpret_cast<const uint8_t *>(out->ptr), out->size);
+    const auto *value = reinterpret_cast<const uint8_t *>(out->ptr);
+    msgpack::check_document(value, out->size);
+    check_strings_utf8(value, out->size);
 }
 
 }  // namespace cachekit::container_v2

@@ -2,6 +2,8 @@
  * per place, with the error each gets:
  *  - the envelope's format: DeserializationFailed (CACHEKIT_EDESERIALIZE),
  *    as the reference decoder rejects it (step 2 of the retrieve order);
+ *  - the strs of a value read from an interop/v2 container, at any depth:
+ *    CACHEKIT_EDESERIALIZE (the reference reader decodes them);
  *  - the CK frame header's strings (serializer name, metadata keys and
  *    values, raw or as \u escapes): CACHEKIT_EFRAME, like every malformed
  *    frame;
@@ -47,6 +49,30 @@ static void test_envelope_format_must_be_utf8(void **state) {
     cachekit_buf_dispose(&env);
     cachekit_buf_dispose(&out);
     cachekit_buf_dispose(&format);
+}
+
+static void test_container_v2_value_strings_must_be_utf8(void **state) {
+    cachekit_buf c = CACHEKIT_BUF_INIT, out = CACHEKIT_BUF_INIT;
+    (void)state;
+    for (size_t i = 0; i < INVALID_COUNT; ++i) {
+        /* ["ok", {"k": <bad>}] and {<bad>: 1}, through both methods. */
+        uint8_t nested[12] = {0x92, 0xa2, 'o', 'k', 0x81, 0xa1, 'k', 0xa3, 0, 0, 0};
+        uint8_t key[6] = {0x81, 0xa3, 0, 0, 0, 0x01};
+        memcpy(nested + 8, kInvalid[i], 3);
+        memcpy(key + 2, kInvalid[i], 3);
+        for (int method = CACHEKIT_V2_METHOD_NONE; method <= CACHEKIT_V2_METHOD_LZ4; ++method) {
+            assert_ok(cachekit_container_v2_wrap(&c, nested, 11, method));
+            assert_rc(cachekit_container_v2_unwrap(&out, c.ptr, c.size), CACHEKIT_EDESERIALIZE);
+            assert_ok(cachekit_container_v2_wrap(&c, key, sizeof key, method));
+            assert_rc(cachekit_container_v2_unwrap(&out, c.ptr, c.size), CACHEKIT_EDESERIALIZE);
+        }
+    }
+    static const uint8_t fine[] = {0x91, 0xa2, 0xc3, 0xa9}; /* ["é"] */
+    assert_ok(cachekit_container_v2_wrap(&c, fine, sizeof fine, CACHEKIT_V2_METHOD_LZ4));
+    assert_ok(cachekit_container_v2_unwrap(&out, c.ptr, c.size));
+    assert_int_equal(out.size, sizeof fine);
+    cachekit_buf_dispose(&c);
+    cachekit_buf_dispose(&out);
 }
 
 /* A CK v3 frame around `header` (JSON text) and a 1-byte payload. */
@@ -133,6 +159,7 @@ static void test_auto_key_parts_must_be_utf8(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_envelope_format_must_be_utf8),
+        cmocka_unit_test(test_container_v2_value_strings_must_be_utf8),
         cmocka_unit_test(test_frame_header_strings_must_be_utf8),
         cmocka_unit_test(test_interop_and_auto_arguments_must_be_utf8),
         cmocka_unit_test(test_auto_key_parts_must_be_utf8),
