@@ -90,6 +90,7 @@ static void test_forked_processes_never_repeat_a_nonce(void **state) {
             uint8_t *mine = malloc((size_t)PER_PROCESS * NONCE);
             int ok = mine && seal_share(ring, c + 1, mine) == 0 &&
                      write_all(p[1], mine, (size_t)PER_PROCESS * NONCE) == 0;
+            free(mine);
             _exit(ok ? 0 : 1);  /* never back into cmocka */
         }
         close(p[1]);
