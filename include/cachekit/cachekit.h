@@ -452,7 +452,11 @@ CACHEKIT_API int cachekit_keyring_fingerprint(const cachekit_keyring *keyring,
                                               const char *tenant) CACHEKIT_NOEXCEPT;
 
 /* Seal with the current key for `tenant` and a counter nonce (u64be instance
- * id || u32be counter; CACHEKIT_ENONCE before the counter wraps). Since 0.1. */
+ * id || u32be counter). Nonces never repeat, across fork() too: each keyring
+ * draws its instance id from the kernel (getrandom), and a keyring inherited
+ * through fork() draws a fresh one on the child's first seal. When the
+ * counter reaches 2^32 it rolls to a fresh random instance id and restarts;
+ * CACHEKIT_ENONCE only when the kernel gives no random bytes. Since 0.1. */
 CACHEKIT_API int cachekit_keyring_encrypt(const cachekit_keyring *keyring, cachekit_buf *out,
                                           const char *tenant, const void *aad, size_t aad_len,
                                           const void *plaintext,

@@ -96,6 +96,7 @@ bool Cache::refused(Verdict v, std::string_view ns, std::string_view key, const 
     case Verdict::WrongKey: m.wrong_key.add(); break;
     case Verdict::Downgrade: m.downgrade.add(); break;
     case Verdict::SerializerMismatch: m.serializer_mismatch.add(); break;
+    case Verdict::TooLarge: m.too_large.add(); break;
     case Verdict::Ok: return true;
     }
     if (config_.verify_fail_closed)  // keep the entry for inspection, report it

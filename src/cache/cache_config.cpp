@@ -107,6 +107,7 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
     c.verify_fail_closed = o.fail_closed == CACHEKIT_DEFAULT ? (c.keyring && env_true("CACHEKIT_ENCRYPTION_FAIL_CLOSED"))
                                                              : c.fail_closed;
     c.max_value_bytes = o.max_value_bytes ? o.max_value_bytes : env_number("CACHEKIT_MAX_VALUE_SIZE", 100ULL << 20, 1);
+    c.value.max_payload_bytes = c.max_value_bytes;  // reads refuse what a write would not store
     c.load_timeout = milliseconds(o.load_timeout_ms ? o.load_timeout_ms : 30000);
     c.cross_process_lock = switch_on(o.cross_process_lock, false);
     c.lock_hold = milliseconds(o.lock_hold_ms ? o.lock_hold_ms : 30000);

@@ -59,16 +59,25 @@ Verdict check_payload(const cachekit_buf *payload, std::string *why, msgpack::Do
     }
 }
 
-Verdict unwrap_payload(std::string_view inner, bool compressed, cachekit_buf *payload, std::string *why,
-                       msgpack::DocumentFacts *facts) {
+Verdict too_large(uint64_t size, uint64_t limit, std::string *why) {
+    *why = "the entry's payload of " + std::to_string(size) + " bytes is over this reader's limit of " +
+           std::to_string(limit) + " bytes";
+    return Verdict::TooLarge;
+}
+
+Verdict unwrap_payload(const ValueFormat &fmt, std::string_view inner, bool compressed, cachekit_buf *payload,
+                       std::string *why, msgpack::DocumentFacts *facts) {
     if (compressed) {
         try {
-            envelope::unwrap(reinterpret_cast<const uint8_t *>(inner.data()), inner.size(), payload, nullptr);
+            envelope::unwrap(reinterpret_cast<const uint8_t *>(inner.data()), inner.size(), payload, nullptr,
+                             fmt.max_payload_bytes);
         } catch (const Error &e) {
             *why = std::string("envelope ") + status_name(e.code()) + ": " + e.what();
-            return Verdict::Corrupt;
+            // A declared size over a limit is not proof of corruption.
+            return e.code() == CACHEKIT_ETOOBIG ? Verdict::TooLarge : Verdict::Corrupt;
         }
     } else {
+        if (inner.size() > fmt.max_payload_bytes) return too_large(inner.size(), fmt.max_payload_bytes, why);
         buf_assign(payload, inner);
     }
     return check_payload(payload, why, facts);
@@ -83,7 +92,7 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
             *why = "a plaintext entry where this cache requires encryption";
             return Verdict::Downgrade;
         }
-        return unwrap_payload(stored, envelope::looks_like_envelope(bytes, stored.size()), payload, why, facts);
+        return unwrap_payload(fmt, stored, envelope::looks_like_envelope(bytes, stored.size()), payload, why, facts);
     }
     const FrameFacts *f = nullptr;
     try {
@@ -106,7 +115,7 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
             *why = "the frame claims plaintext where this cache requires encryption (no downgrade)";
             return Verdict::Downgrade;
         }
-        return unwrap_payload(body, compressed, payload, why, facts);
+        return unwrap_payload(fmt, body, compressed, payload, why, facts);
     }
     if (!fmt.keyring) {
         *why = "the entry is encrypted and this cache has no master key";
@@ -126,11 +135,14 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         *why = e.what();
         return e.code() == CACHEKIT_EKEYNOTFOUND ? Verdict::WrongKey : Verdict::Tampered;
     }
-    return unwrap_payload(plain.view(), compressed, payload, why, facts);
+    return unwrap_payload(fmt, plain.view(), compressed, payload, why, facts);
 }
 
 Verdict decode_interop(const ValueFormat &fmt, std::string_view key, std::string_view stored, cachekit_buf *payload,
                        std::string *why, msgpack::DocumentFacts *facts) {
+    // The document is the stored bytes (less nonce and tag when sealed).
+    const uint64_t size = fmt.keyring && stored.size() >= crypto::kOverhead ? stored.size() - crypto::kOverhead : stored.size();
+    if (size > fmt.max_payload_bytes) return too_large(size, fmt.max_payload_bytes, why);
     if (fmt.keyring) {
         std::string aad = crypto::build_aad(fmt.tenant, key, kFormat, false, std::nullopt);
         try {
@@ -155,6 +167,7 @@ const char *verdict_name(Verdict v) {
     case Verdict::WrongKey: return "wrong_key";
     case Verdict::Downgrade: return "downgrade";
     case Verdict::SerializerMismatch: return "serializer_mismatch";
+    case Verdict::TooLarge: return "too_large";
     }
     return "unknown";
 }

@@ -20,10 +20,15 @@ struct ValueFormat {
     bool integrity = true;                     // auto mode: envelope around the MessagePack
     const crypto::Keyring *keyring = nullptr;  // null: no encryption
     std::string tenant = "default";
+    // The largest MessagePack payload a read accepts (a cache sets its
+    // max_value_bytes): a larger entry, or an envelope declaring a larger
+    // original_size, is TooLarge, refused before it is decompressed.
+    uint64_t max_payload_bytes = CACHEKIT_ENVELOPE_MAX_SIZE;
 };
 
-// Why a stored entry was refused.
-enum class Verdict { Ok, Corrupt, Tampered, WrongKey, Downgrade, SerializerMismatch };
+// Why a stored entry was refused. Only Corrupt and Tampered prove the entry
+// bad; the others say this reader cannot or will not use it.
+enum class Verdict { Ok, Corrupt, Tampered, WrongKey, Downgrade, SerializerMismatch, TooLarge };
 
 const char *verdict_name(Verdict v);
 

@@ -8,10 +8,30 @@
 #include "codec/msgpack_bounds.hpp"
 #include "codec/msgpack_cursor.hpp"
 #include "codec/msgpack_writer.hpp"
+#include "codec/utf8.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 
 namespace cachekit::container_v2 {
+namespace {
+
+// Every str of an already-checked document is valid UTF-8, as the
+// reference reader decodes them (DeserializationFailed otherwise).
+void check_strings_utf8(const uint8_t *doc, size_t len) {
+    msgpack::Cursor in(doc, len);
+    for (uint64_t pending = 1; pending > 0; --pending) {
+        const msgpack::Header h = in.next();
+        if (msgpack::has_body(h.kind)) {
+            const std::string_view body = in.body(h);
+            if (h.kind == msgpack::Kind::Str && !utf8_valid(body))
+                fail(CACHEKIT_EDESERIALIZE, "the interop/v2 value holds a str that is not valid UTF-8");
+        }
+        if (h.kind == msgpack::Kind::Array) pending += h.length;
+        if (h.kind == msgpack::Kind::Map) pending += 2 * h.length;
+    }
+}
+
+}  // namespace
 
 bool has_magic(const uint8_t *data, size_t len) { return len >= 2 && data[0] == 0xc1 && data[1] == 0x02; }
 
@@ -42,7 +62,7 @@ void wrap(const uint8_t *value, size_t len, int method, cachekit_buf *out) {
     w.bin(body, body_len);
 }
 
-void unwrap(const uint8_t *c, size_t len, cachekit_buf *out) {
+void unwrap(const uint8_t *c, size_t len, cachekit_buf *out, uint64_t max_original_size) {
     if (len < 2 || c[0] != 0xc1)
         fail(CACHEKIT_EFRAME, "bad interop/v2 magic (the first byte is not 0xC1): possibly an interop/v1 value");
     if (c[1] != 0x02) fail(CACHEKIT_EFRAME, "unsupported interop/v2 container version " + std::to_string(c[1]));
@@ -67,6 +87,9 @@ void unwrap(const uint8_t *c, size_t len, cachekit_buf *out) {
     std::string_view payload = in.body(ph);
     const uint64_t original_size = sh.u;
     if (original_size > envelope::kMaxSize) fail(CACHEKIT_ETOOBIG, "original_size exceeds the 512 MiB limit");
+    if (original_size > max_original_size)
+        fail(CACHEKIT_ETOOBIG, "original_size " + std::to_string(original_size) + " is over the reader's limit of " +
+                                   std::to_string(max_original_size) + " bytes");
     if (payload.size() > envelope::kMaxSize) fail(CACHEKIT_ETOOBIG, "payload exceeds the 512 MiB limit");
     if (mh.u == CACHEKIT_V2_METHOD_NONE) {
         if (original_size != payload.size()) fail(CACHEKIT_ESIZE, "method 0 original_size differs from the payload length");
@@ -86,7 +109,9 @@ void unwrap(const uint8_t *c, size_t len, cachekit_buf *out) {
             fail(CACHEKIT_ESIZE, "LZ4 output length differs from original_size");
         }
     }
-    msgpack::check_document(reinterpret_cast<const uint8_t *>(out->ptr), out->size);
+    const auto *value = reinterpret_cast<const uint8_t *>(out->ptr);
+    msgpack::check_document(value, out->size);
+    check_strings_utf8(value, out->size);
 }
 
 }  // namespace cachekit::container_v2

@@ -24,6 +24,8 @@ void put_component(std::string &out, std::string_view s) {
 
 }  // namespace
 
+void wipe(void *p, size_t n) noexcept { sodium_memzero(p, n); }
+
 void ensure_sodium() {
     static const int status = sodium_init();
     if (status < 0) fail(CACHEKIT_EINTERNAL, "libsodium could not be initialised");
@@ -38,12 +40,9 @@ Key master_key_from_hex(std::string_view hex) {
     if (hex.size() != 2 * CACHEKIT_KEY_SIZE)
         fail(CACHEKIT_EINVAL, "a master key is exactly 64 hex digits (32 bytes); got " + std::to_string(hex.size()) +
                                   " characters");
-    std::string bytes;
-    if (!from_hex(hex, bytes))
+    Key key;  // decoded in place: no other copy of the key to wipe
+    if (!from_hex(hex, key.data(), key.size()))
         fail(CACHEKIT_EINVAL, "a master key holds only hex digits 0-9, a-f, A-F (no 0x, sign or white space)");
-    Key key;
-    std::memcpy(key.data(), bytes.data(), key.size());
-    sodium_memzero(bytes.data(), bytes.size());
     return key;
 }
 
@@ -153,29 +152,6 @@ Nonce random_nonce() {
     ensure_sodium();
     Nonce n;
     randombytes_buf(n.data(), n.size());
-    return n;
-}
-
-namespace {
-std::atomic<uint64_t> &instance_source() {
-    static std::atomic<uint64_t> source{[] {
-        ensure_sodium();
-        uint64_t seed;
-        randombytes_buf(&seed, sizeof seed);
-        return seed;
-    }()};
-    return source;
-}
-}  // namespace
-
-NonceCounter::NonceCounter() : instance_(instance_source().fetch_add(1, std::memory_order_relaxed)) {}
-
-Nonce NonceCounter::next() {
-    uint64_t c = counter_.fetch_add(1, std::memory_order_relaxed);
-    if (c > UINT32_MAX) fail(CACHEKIT_ENONCE, "this encryptor has used all 2^32 counter nonces; create a new one");
-    Nonce n;
-    for (int i = 0; i < 8; ++i) n[size_t(i)] = uint8_t(instance_ >> (56 - 8 * i));
-    for (int i = 0; i < 4; ++i) n[size_t(8 + i)] = uint8_t(c >> (24 - 8 * i));
     return n;
 }
 

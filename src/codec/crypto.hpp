@@ -6,7 +6,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <atomic>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,7 +14,19 @@
 
 namespace cachekit::crypto {
 
-using Key = std::array<uint8_t, CACHEKIT_KEY_SIZE>;
+// Overwrite secret bytes with zeros (sodium_memzero: not optimised away).
+void wipe(void *p, size_t n) noexcept;
+
+// Key material (a master or a derived key) that wipes itself: every copy,
+// temporary and container element is zeroed when it is destroyed, so a
+// vector that grows, a map entry that goes or a moved-from local leaves no
+// key bytes behind in freed memory.
+struct Key : std::array<uint8_t, CACHEKIT_KEY_SIZE> {
+    Key() : std::array<uint8_t, CACHEKIT_KEY_SIZE>{} {}
+    Key(const Key &) = default;
+    Key &operator=(const Key &) = default;
+    ~Key() { wipe(data(), size()); }
+};
 using Fingerprint = std::array<uint8_t, CACHEKIT_FINGERPRINT_SIZE>;
 using Nonce = std::array<uint8_t, CACHEKIT_NONCE_SIZE>;
 
@@ -55,16 +66,5 @@ private:
 };
 
 Nonce random_nonce();
-
-// Counter nonces: u64be instance id || u32be counter, one generator per encryptor.
-class NonceCounter {
-public:
-    NonceCounter();
-    Nonce next();  // ENONCE once 2^32 nonces were drawn
-
-private:
-    uint64_t instance_;
-    std::atomic<uint64_t> counter_{0};
-};
 
 }  // namespace cachekit::crypto

@@ -9,6 +9,7 @@
 #include "codec/msgpack_bounds.hpp"
 #include "codec/msgpack_cursor.hpp"
 #include "codec/msgpack_writer.hpp"
+#include "codec/utf8.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 
@@ -70,7 +71,7 @@ void wrap(const void *data, size_t len, std::string_view format, cachekit_buf *o
     if (out->size > kMaxSize) fail(CACHEKIT_ETOOBIG, "envelope is over the 512 MiB limit");
 }
 
-void unwrap(const uint8_t *env, size_t len, cachekit_buf *out, cachekit_buf *format) {
+void unwrap(const uint8_t *env, size_t len, cachekit_buf *out, cachekit_buf *format, uint64_t max_original_size) {
     // 1. size of the whole envelope
     if (len > kMaxSize) fail(CACHEKIT_ETOOBIG, "envelope of " + std::to_string(len) + " bytes is over the 512 MiB limit");
     // 2. bounded decode of [compressed, checksum, original_size, format]
@@ -108,10 +109,14 @@ void unwrap(const uint8_t *env, size_t len, cachekit_buf *out, cachekit_buf *for
     msgpack::Header fh = in.next();
     if (fh.kind != msgpack::Kind::Str) malformed("format must be a string");
     std::string_view fmt = in.body(fh);
+    if (!utf8_valid(fmt)) malformed("format is not valid UTF-8");
 
     // 3. sizes
     if (compressed.size() > kMaxSize) fail(CACHEKIT_ETOOBIG, "compressed block is over the 512 MiB limit");
     if (original_size > kMaxSize) fail(CACHEKIT_ETOOBIG, "original_size " + std::to_string(original_size) + " is over the 512 MiB limit");
+    if (original_size > max_original_size)
+        fail(CACHEKIT_ETOOBIG, "original_size " + std::to_string(original_size) + " is over the reader's limit of " +
+                                   std::to_string(max_original_size) + " bytes");
     // 4. and 5. decompression bombs, in 64-bit arithmetic
     if (compressed.empty()) fail(CACHEKIT_EBOMB, "empty compressed block");
     if (original_size > kMaxRatio * uint64_t(compressed.size()))

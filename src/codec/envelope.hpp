@@ -17,8 +17,12 @@ constexpr uint64_t kMaxRatio = CACHEKIT_MAX_COMPRESSION_RATIO;
 void wrap(const void *data, size_t len, std::string_view format, cachekit_buf *out);
 
 // Unwrap following the retrieve order; the payload goes to `out` (replaced),
-// the format string to `format` when not null.
-void unwrap(const uint8_t *envelope, size_t len, cachekit_buf *out, cachekit_buf *format);
+// the format string to `format` when not null. An original_size over
+// `max_original_size` (a cache passes its max value size) is ETOOBIG before
+// anything is decompressed or allocated for it. A format that is not valid
+// UTF-8 is EDESERIALIZE, as the reference decoder's str check makes it.
+void unwrap(const uint8_t *envelope, size_t len, cachekit_buf *out, cachekit_buf *format,
+            uint64_t max_original_size = kMaxSize);
 
 // True when `data` starts like an envelope (a 4-element array whose first
 // element is bin or array): a cheap sniff for inspection, not a check.

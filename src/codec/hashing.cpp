@@ -34,15 +34,20 @@ static int hex_digit(char c) {
     return -1;
 }
 
+bool from_hex(std::string_view hex, uint8_t *out, size_t out_len) {
+    if (hex.size() != 2 * out_len) return false;
+    for (size_t i = 0; i < out_len; ++i) {
+        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        out[i] = uint8_t(hi << 4 | lo);
+    }
+    return true;
+}
+
 bool from_hex(std::string_view hex, std::string &out) {
     if (hex.size() % 2 != 0) return false;
     out.resize(hex.size() / 2);
-    for (size_t i = 0; i < out.size(); ++i) {
-        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0) return false;
-        out[i] = char(hi << 4 | lo);
-    }
-    return true;
+    return from_hex(hex, reinterpret_cast<uint8_t *>(out.data()), out.size());
 }
 
 }  // namespace cachekit

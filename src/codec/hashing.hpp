@@ -26,5 +26,7 @@ std::string to_hex(const void *data, size_t len);
 
 // Decode hex (either case); false on odd length or a non-hex character.
 bool from_hex(std::string_view hex, std::string &out);
+// Decode exactly out_len bytes (hex holds 2 * out_len digits) into out.
+bool from_hex(std::string_view hex, uint8_t *out, size_t out_len);
 
 }  // namespace cachekit

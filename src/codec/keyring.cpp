@@ -13,6 +13,7 @@ constexpr size_t kMaxCachedTenants = 4096;  // bounds memory under many tenants
 Keyring::Keyring(const Key &current, std::vector<Key> previous) {
     if (previous.size() > CACHEKIT_MAX_PREVIOUS_KEYS)
         fail(CACHEKIT_EINVAL, "at most 3 previous master keys are allowed; got " + std::to_string(previous.size()));
+    masters_.reserve(1 + previous.size());
     masters_.push_back(current);
     for (const Key &k : previous) {
         for (const Key &seen : masters_)
@@ -22,9 +23,7 @@ Keyring::Keyring(const Key &current, std::vector<Key> previous) {
     }
 }
 
-Keyring::~Keyring() {
-    for (Key &k : masters_) sodium_memzero(k.data(), k.size());
-}
+Keyring::~Keyring() = default;  // every Key and AesKey wipes itself
 
 std::unique_ptr<Keyring> Keyring::from_hex(std::string_view current_hex, std::string_view previous_hex) {
     Key current = master_key_from_hex(current_hex);
@@ -40,12 +39,10 @@ std::unique_ptr<Keyring> Keyring::from_hex(std::string_view current_hex, std::st
             start = comma + 1;
         }
     }
-    auto ring = std::make_unique<Keyring>(current, std::move(previous));
-    sodium_memzero(current.data(), current.size());
-    return ring;
+    return std::make_unique<Keyring>(current, std::move(previous));
 }
 
-const std::vector<Keyring::Derived> &Keyring::derived_for(std::string_view tenant) const {
+const std::vector<Keyring::Derived> &Keyring::derived_for(std::string_view tenant, std::vector<Derived> &scratch) const {
     // An empty tenant is an error, never a silent "default" (NULL at the C API means "default").
     if (tenant.empty() || tenant.size() > 1024) fail(CACHEKIT_EINVAL, "a tenant id holds 1..1024 bytes");
     std::string name(tenant);
@@ -56,16 +53,14 @@ const std::vector<Keyring::Derived> &Keyring::derived_for(std::string_view tenan
     }
     std::vector<Derived> keys;
     for (const Key &master : masters_) {
-        Key enc = derive(master, "encryption", name);
-        Derived d{std::make_unique<AesKey>(enc), fingerprint(enc)};
-        sodium_memzero(enc.data(), enc.size());
-        keys.push_back(std::move(d));
+        const Key enc = derive(master, "encryption", name);
+        keys.push_back(Derived{std::make_unique<AesKey>(enc), fingerprint(enc)});
     }
     std::unique_lock lock(mutex_);
     // Entries are never erased while the keyring lives (references stay
-    // valid); past the cap, new tenants are derived per call instead.
+    // valid); past the cap, new tenants are derived per call instead, into
+    // the caller's scratch (so no key outlives the call or the keyring).
     if (by_tenant_.size() >= kMaxCachedTenants && by_tenant_.find(name) == by_tenant_.end()) {
-        thread_local std::vector<Derived> scratch;
         scratch = std::move(keys);
         return scratch;
     }
@@ -73,11 +68,15 @@ const std::vector<Keyring::Derived> &Keyring::derived_for(std::string_view tenan
     return it->second;
 }
 
-Fingerprint Keyring::current_fingerprint(std::string_view tenant) const { return derived_for(tenant)[0].fingerprint; }
+Fingerprint Keyring::current_fingerprint(std::string_view tenant) const {
+    std::vector<Derived> scratch;
+    return derived_for(tenant, scratch)[0].fingerprint;
+}
 
 void Keyring::seal(std::string_view tenant, const void *aad, size_t aad_len, const void *pt, size_t pt_len,
                    cachekit_buf *out) const {
-    const auto &keys = derived_for(tenant);
+    std::vector<Derived> scratch;
+    const auto &keys = derived_for(tenant, scratch);
     keys[0].aes->seal(nonces_.next(), aad, aad_len, pt, pt_len, out);
 }
 
@@ -85,7 +84,8 @@ int Keyring::open(std::string_view tenant, const Fingerprint *fp, const void *aa
                   size_t ct_len, cachekit_buf *out) const {
     if (ct_len < kOverhead)
         fail(CACHEKIT_ECIPHERTEXT, "ciphertext of " + std::to_string(ct_len) + " bytes is shorter than nonce + tag (28 bytes)");
-    const auto &keys = derived_for(tenant);
+    std::vector<Derived> scratch;
+    const auto &keys = derived_for(tenant, scratch);
     if (fp != nullptr) {
         for (size_t i = 0; i < keys.size(); ++i) {
             if (sodium_memcmp(keys[i].fingerprint.data(), fp->data(), fp->size()) != 0) continue;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codec/crypto.hpp"
+#include "codec/nonce_counter.hpp"
 
 namespace cachekit::crypto {
 
@@ -24,7 +25,8 @@ public:
 
     Fingerprint current_fingerprint(std::string_view tenant) const;
 
-    // Seal with the current key and a counter nonce.
+    // Seal with the current key and a counter nonce (see nonce_counter.hpp:
+    // never repeated across fork(), a fresh random prefix when the counter ends).
     void seal(std::string_view tenant, const void *aad, size_t aad_len, const void *pt, size_t pt_len,
               cachekit_buf *out) const;
 
@@ -36,14 +38,18 @@ public:
 
     size_t key_count() const { return masters_.size(); }
 
+    // White-box hook for tests: the counter this keyring's seals draw from.
+    NonceCounter &nonces_for_testing() const { return nonces_; }
+
 private:
     struct Derived {
         std::unique_ptr<AesKey> aes;
         Fingerprint fingerprint;
     };
-    const std::vector<Derived> &derived_for(std::string_view tenant) const;
+    // The tenant's keys from the cache, or derived into `scratch` past its cap.
+    const std::vector<Derived> &derived_for(std::string_view tenant, std::vector<Derived> &scratch) const;
 
-    std::vector<Key> masters_;  // [0] current, then previous
+    std::vector<Key> masters_;  // [0] current, then previous (each wipes itself)
     mutable std::shared_mutex mutex_;
     mutable std::unordered_map<std::string, std::vector<Derived>> by_tenant_;
     mutable NonceCounter nonces_;

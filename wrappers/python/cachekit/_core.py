@@ -440,7 +440,8 @@ class CoreCache:
         if integrity is not None:
             o.integrity = lib.CACHEKIT_ON if integrity else lib.CACHEKIT_OFF
         o.encryption = lib.CACHEKIT_ON if encryption else lib.CACHEKIT_OFF
-        o.master_key_hex = cstr(master_key)
+        secret = cstr(master_key)
+        o.master_key_hex = secret
         o.tenant = cstr(tenant)
         o.key_prefix = cstr(key_prefix)
         o.default_ttl_seconds = float(default_ttl)
@@ -458,7 +459,11 @@ class CoreCache:
         bo.breaker_disabled = 1 if breaker_disabled else 0
         o.backend_options = bo  # read during cachekit_cache_new only; `bo` lives until then
         out = ffi.new("cachekit_cache **")
-        _check(lib.cachekit_cache_new(out, o), ConfigurationError)
+        try:
+            _check(lib.cachekit_cache_new(out, o), ConfigurationError)
+        finally:
+            if secret != ffi.NULL:  # the core decoded it: wipe our copy of the hex
+                ffi.memmove(secret, bytes(ffi.sizeof(secret)), ffi.sizeof(secret))
         self._h = out[0]
         self._lock = threading.Lock()
 

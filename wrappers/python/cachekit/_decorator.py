@@ -5,6 +5,7 @@ import asyncio
 import concurrent.futures
 import contextvars
 import functools
+import hashlib
 import inspect
 import logging
 import math
@@ -126,6 +127,18 @@ _PRESETS: dict[str, dict[str, Any]] = {
 _handles: dict[tuple, CoreCache] = {}
 _handles_lock = threading.Lock()
 _registry: list["_Cached"] = []  # every decorated function (for metrics)
+
+
+# Cores are shared by configuration; a master key takes part in that identity
+# only as a keyed BLAKE2b digest (a random key per process), so the hex key is
+# never kept as (part of) a dict key where a memory dump or gc walk finds it.
+_SECRET_SALT = os.urandom(32)
+
+
+def _secret_id(secret: Optional[str]) -> Optional[bytes]:
+    if secret is None:
+        return None
+    return hashlib.blake2b(secret.encode("utf-8", "surrogatepass"), key=_SECRET_SALT, digest_size=16).digest()
 
 
 def _core_for(cfg: tuple, **kw: Any) -> CoreCache:
@@ -273,9 +286,10 @@ class _Cached:
                     os.environ.get("CACHEKIT_REDIS_URL") or os.environ.get("REDIS_URL")):
                 key_prefix = "t:" + quote(tenant or "default", safe="") + ":"
         cfg = (url, id(backend_obj) if backend_obj else None, interop, None if interop else self.integrity, encryption,
-               master_key, tenant, key_prefix, l1, l1_bytes, swr, self.swr_ratio if swr else 0.0, fail_closed,
+               _secret_id(master_key), tenant, key_prefix, l1, l1_bytes, swr, self.swr_ratio if swr else 0.0, fail_closed,
                os.environ.get("CACHEKIT_REDIS_URL"), os.environ.get("CACHEKIT_FILE_CACHE_DIR"),
-               os.environ.get("REDIS_URL"), os.environ.get("CACHEKIT_MASTER_KEY") if encryption else None)
+               os.environ.get("REDIS_URL"),
+               _secret_id(os.environ.get("CACHEKIT_MASTER_KEY")) if encryption else None)
         return _core_for(cfg, backend_url=url, backend=backend_obj, interop=interop,
                          integrity=None if interop else self.integrity, encryption=encryption, master_key=master_key,
                          tenant=tenant, key_prefix=key_prefix, l1=l1, l1_max_bytes=l1_bytes, swr=swr,
