@@ -8,7 +8,6 @@
 #include <thread>
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 
@@ -94,29 +93,39 @@ void test_directory_under_entry_name(void **) {
     assert_true(S_ISDIR(st.st_mode));
 }
 
-// A child process that holds `path` under flock(LOCK_EX) until killed.
+// A child process that holds `path` under flock(LOCK_EX) until this process
+// closes its end of a pipe: on destruction, or at exit when a failed
+// assertion (a longjmp) skipped the destructor, so no child outlives the test.
 struct LockHolder {
     pid_t pid = -1;
+    int hold = -1;  // the write end the child waits on
     explicit LockHolder(const std::string &path) {
-        int ready[2];
+        int ready[2], until[2];
         assert_int_equal(::pipe(ready), 0);
+        assert_int_equal(::pipe2(until, O_CLOEXEC), 0);
         std::fflush(stdout);
         pid = ::fork();
         assert_true(pid >= 0);
         if (pid == 0) {
+            ::close(until[1]);
             int fd = ::open(path.c_str(), O_RDONLY);
             char ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 ? 1 : 0;
             (void)!::write(ready[1], &ok, 1);
-            for (;;) ::pause();
+            char byte;
+            while (::read(until[0], &byte, 1) < 0 && errno == EINTR) {
+            }
+            ::_exit(0);
         }
         ::close(ready[1]);
+        ::close(until[0]);
+        hold = until[1];
         char ok = 0;
         assert_int_equal(::read(ready[0], &ok, 1), 1);
         ::close(ready[0]);
         assert_int_equal(ok, 1);
     }
     ~LockHolder() {
-        ::kill(pid, SIGKILL);
+        ::close(hold);
         ::waitpid(pid, nullptr, 0);
     }
 };

@@ -1,7 +1,7 @@
 // Two processes (fork) writing and reading the same directory at once, on
 // overlapping keys, with eviction active: no torn reads (every hit is a
 // complete value some writer wrote for that key), no leftover temp files,
-// and the entry count within the limit. Four processes of two threads each
+// and the entry count within the limit. Four processes of three threads each
 // writing large values into a small byte limit: the directory's real size
 // (every file, temp files included) sampled throughout never passes the
 // documented bound.
@@ -138,7 +138,7 @@ void test_two_processes(void **) {
 
 constexpr uint64_t kMaxBytes = 1 << 20;
 constexpr int kWriters = 4;
-constexpr int kThreads = 2;
+constexpr int kThreads = 3;
 constexpr int kWrites = 120;
 
 // The directory's real size: the sizes of all its regular files, each inode
@@ -154,8 +154,8 @@ uint64_t dir_bytes(const std::string &dir) {
     return total;
 }
 
-// One writer process: kThreads threads writing mostly large values (3 % to
-// 11 % of the limit) and some small ones; a full cache or a busy entry is a
+// One writer process: kThreads threads writing mostly large values (4 % to
+// 15 % of the limit) and some small ones; a full cache or a busy entry is a
 // KeyFault (skipped), anything else is a problem.
 int large_writer(const std::string &dir, int writer) {
     FileConfig c;
@@ -169,7 +169,7 @@ int large_writer(const std::string &dir, int writer) {
             std::mt19937 rng(unsigned(writer * 31 + th) * 7919u + 3);
             for (int i = 0; i < kWrites; ++i) {
                 std::string key = "big-" + std::to_string(rng() % 40);
-                size_t size = rng() % 5 == 0 ? 100 + rng() % 15000 : 30000 + rng() % 90000;
+                size_t size = rng() % 5 == 0 ? 100 + rng() % 15000 : 40000 + rng() % 120000;
                 try {
                     b->set(key, std::string(size, char('a' + i % 26)), std::nullopt, soon());
                     if (rng() % 4 == 0) {
