@@ -10,7 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -453,6 +459,81 @@ static void test_cache_full_file_l2_skips(void **state) {
     cachekit_cache_free(c);
 }
 
+/* The one entry file in `dir` (a 32-hex name) into `path`. */
+static void only_entry(const char *dir, char *path, size_t cap) {
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int found = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strlen(de->d_name) != 32) continue;
+        snprintf(path, cap, "%s/%s", dir, de->d_name);
+        ++found;
+    }
+    closedir(d);
+    assert_int_equal(found, 1);
+}
+
+/* A cache whose file L2 entry is held under flock(LOCK_EX) by another
+ * process: its get is a miss and its put a skipped write, each within 1 s
+ * (the command timeout is 5 s), never opening the breaker; other keys work. */
+static void test_cache_entry_locked_elsewhere(void **state) {
+    (void)state;
+    cachekit_cache *c = file_cache("locked", 0, 0);
+    char small[10], dir[300], entry[400];
+    mp_str(small, sizeof small);
+    assert_int_equal(cachekit_cache_put(c, "ns", "k", 1, small, sizeof small, CACHEKIT_TTL_DEFAULT), CACHEKIT_OK);
+    snprintf(dir, sizeof dir, "%s/locked", g_tmp);
+    only_entry(dir, entry, sizeof entry);
+
+    int ready[2], until[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(until), 0);
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* holds the lock until the test closes `until` (or exits) */
+        close(until[1]);
+        int fd = open(entry, O_RDONLY);
+        char ok = fd >= 0 && flock(fd, LOCK_EX) == 0;
+        if (write(ready[1], &ok, 1) != 1) _exit(1);
+        char byte;
+        while (read(until[0], &byte, 1) < 0) {
+        }
+        _exit(0);
+    }
+    close(ready[1]);
+    close(until[0]);
+    char ok = 0;
+    assert_int_equal(read(ready[0], &ok, 1), 1);
+    close(ready[0]);
+    assert_int_equal(ok, 1);
+
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    for (int i = 0; i < 8; ++i) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        assert_int_equal(cachekit_cache_get(c, &out, NULL, "ns", "k", 1), CACHEKIT_ENOTFOUND);
+        assert_int_equal(cachekit_cache_put(c, "ns", "k", 1, small, sizeof small, CACHEKIT_TTL_DEFAULT), CACHEKIT_OK);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        if (ms > 1000) fail_msg("a get and a put of the locked key took %.0f ms", ms);
+    }
+    assert_int_equal(cachekit_cache_put(c, "ns", "other", 5, small, sizeof small, CACHEKIT_TTL_DEFAULT), CACHEKIT_OK);
+    assert_int_equal(cachekit_cache_get(c, &out, NULL, "ns", "other", 5), CACHEKIT_OK);
+    cachekit_cache_stats st;
+    st.struct_size = sizeof st;
+    assert_int_equal(cachekit_cache_stats_get(c, &st, NULL), CACHEKIT_OK);
+    assert_int_equal(st.breaker_state, CACHEKIT_BREAKER_CLOSED);
+    assert_true(st.backend_errors >= 16); /* counted, then carried on without L2 */
+
+    close(until[1]);
+    waitpid(pid, NULL, 0);
+    assert_int_equal(cachekit_cache_get(c, &out, NULL, "ns", "k", 1), CACHEKIT_OK);
+    cachekit_buf_dispose(&out);
+    cachekit_cache_free(c);
+}
+
 static int load_big(cachekit_load *load, void *payload) {
     (void)payload;
     static char big[2000];
@@ -598,6 +679,7 @@ int main(void) {
         cmocka_unit_test(test_fail_closed_file_unhealthy),
         cmocka_unit_test(test_cache_full_file_l2_skips),
         cmocka_unit_test(test_cache_over_file_value_limit),
+        cmocka_unit_test(test_cache_entry_locked_elsewhere),
         cmocka_unit_test(test_default_dir_per_user),
         cmocka_unit_test(test_redis_dispatch),
     };
