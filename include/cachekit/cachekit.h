@@ -692,8 +692,12 @@ typedef struct cachekit_cache cachekit_cache;
  * CACHEKIT_MASTER_KEY, CACHEKIT_PREVIOUS_MASTER_KEYS,
  * CACHEKIT_ENCRYPTION_FAIL_CLOSED, CACHEKIT_MAX_VALUE_SIZE (100 MiB). Naming
  * both CACHEKIT_REDIS_URL and CACHEKIT_FILE_CACHE_DIR is CACHEKIT_EINVAL.
- * With no URL, backend or environment, the L2 is the file backend under
- * $TMPDIR/cachekit (the embedded default). CACHEKIT_MASTER_KEY is a key
+ * With no URL, backend or environment, the L2 is the file backend in a
+ * per-user directory (the embedded default): $XDG_CACHE_HOME/cachekit when
+ * XDG_CACHE_HOME is an absolute path, else $TMPDIR/cachekit-<euid> (TMPDIR
+ * unset: /tmp), created 0700; an existing one that is a symlink, not a
+ * directory, owned by another user or open to group or others is refused
+ * with CACHEKIT_EINVAL. CACHEKIT_MASTER_KEY is a key
  * source only: encryption is on only when `encryption` says so. Since 0.1. */
 typedef struct cachekit_cache_options {
     size_t struct_size;

@@ -232,8 +232,14 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
     const uint64_t l1_until =
         !l1_ ? 0 : expiry ? l1::add_saturating(l1_->now(), ms_to_ns(expiry->count())) : l1::kNever;
     if (config_.backend) {
-        if (backend_call(m, [&] { config_.backend->set(storage_key(key), stored.view(), expiry, deadline()); }))
-            m.stored_bytes.observe(double(stored.size()));
+        try {
+            if (backend_call(m, [&] { config_.backend->set(storage_key(key), stored.view(), expiry, deadline()); }))
+                m.stored_bytes.observe(double(stored.size()));
+        } catch (const Error &e) {  // over the L2's own value limit: too large, as over ours
+            if (e.code() != CACHEKIT_ETOOBIG) throw;
+            m.too_large.add();
+            return StoreOutcome::TooLarge;
+        }
     }
     if (l1_) l1_->put_until(ns, key, config_.keyring ? stored.view() : payload, l1_until);
     m.stores.add();

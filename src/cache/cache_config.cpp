@@ -4,7 +4,11 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/error.hpp"
 
@@ -48,6 +52,34 @@ l2::Ttl ttl_of(double seconds, const char *what) {
     if (seconds == 0) return std::nullopt;
     double ms = std::ceil(seconds * 1000.0);
     return milliseconds(int64_t(ms < 1 ? 1 : ms));
+}
+
+// The embedded default L2 directory, per user so another local user can
+// neither block nor read it: $XDG_CACHE_HOME/cachekit (an absolute path),
+// else $TMPDIR (or /tmp)/cachekit-<euid>. The file backend creates it 0700;
+// one that exists must be a directory (not a symlink) of this user that
+// nobody else may enter, else CACHEKIT_EINVAL.
+std::string default_file_dir() {
+    const char *xdg = env("XDG_CACHE_HOME");
+    std::string dir = xdg && xdg[0] == '/'
+                          ? std::string(xdg) + "/cachekit"
+                          : std::string(env("TMPDIR") ? env("TMPDIR") : "/tmp") + "/cachekit-" +
+                                std::to_string(::geteuid());
+    struct stat st;
+    if (::lstat(dir.c_str(), &st) != 0) return dir;  // missing: created 0700 by the backend, which re-checks
+    std::string why;
+    if (S_ISLNK(st.st_mode)) why = "is a symlink";
+    else if (!S_ISDIR(st.st_mode)) why = "is not a directory";
+    else if (st.st_uid != ::geteuid()) why = "is owned by uid " + std::to_string(st.st_uid) + ", not " + std::to_string(::geteuid());
+    else if ((st.st_mode & 077) != 0) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+        why = std::string("is open to group or others (mode ") + mode + ", want 0700)";
+    }
+    if (!why.empty())
+        fail(CACHEKIT_EINVAL, "the default L2 directory " + dir + " " + why +
+                                  " (refused: fix it, or choose an L2 with backend_url or CACHEKIT_FILE_CACHE_DIR)");
+    return dir;
 }
 
 }  // namespace
@@ -114,7 +146,7 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
     c.lock_wait = milliseconds(o.lock_wait_ms ? o.lock_wait_ms : 5000);
 
     // The backend: a borrowed handle, an explicit URL, or the environment
-    // (one selector only), else the embedded default (files under $TMPDIR).
+    // (one selector only), else the embedded default (default_file_dir).
     if (borrowed.backend) {
         l2::ResilientBackend *b = borrowed.backend;
         // A borrowed handle keeps its own policy: a fail-open handle turns
@@ -135,7 +167,13 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
         if (redis) url = redis;
         else if (dir) url = std::string("file://") + dir;
         else if (const char *plain = env("REDIS_URL")) url = plain;
-        else url = std::string("file://") + (env("TMPDIR") ? env("TMPDIR") : "/tmp") + "/cachekit";
+        else {
+            url = "file://";
+            for (char ch : default_file_dir()) {  // a file URL's path is percent-decoded
+                if (ch == '%' || ch == '?' || ch == '#') url += ch == '%' ? "%25" : ch == '?' ? "%3F" : "%23";
+                else url += ch;
+            }
+        }
     }
     if (url == "none") return c;
     l2::OpenOptions oo = open_options(o.backend_options);

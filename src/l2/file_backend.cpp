@@ -10,7 +10,11 @@
 //    the inode the name refers to and checks the name still refers to it;
 //    readers hold flock(LOCK_SH) while reading. Locks are bounded by
 //    lock_timeout and the call's deadline (CACHEKIT_ETIMEOUT).
-//  * Eviction and clear hold an exclusive flock on ".cachekit.lock".
+//  * Eviction, clear and the reservation of a large write hold an exclusive
+//    flock on the cache directory itself (a descriptor opened per use, so a
+//    forked child never shares it); no lock file a stranger could plant.
+//  * Temp files are sized to their full length at creation (ftruncate), so a
+//    directory scan counts a write in flight at its final size.
 //  * Names are opened with O_NOFOLLOW|O_NONBLOCK and must be regular files:
 //    a symlink planted under an entry name is a miss and is replaced (not
 //    written through) by the next write.
@@ -18,6 +22,7 @@
 #include <cerrno>
 #include <cmath>
 #include <mutex>
+#include <unordered_map>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -30,6 +35,7 @@
 #include "l2/file_dir.hpp"
 #include "l2/file_format.hpp"
 #include "l2/file_locks.hpp"
+#include "l2/key_fault.hpp"
 #include "l2/posix_io.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
@@ -41,7 +47,14 @@ namespace {
 using std::chrono::milliseconds;
 using posix::Fd;
 
-constexpr const char *kDirLock = ".cachekit.lock";
+// The longest wait for the directory lock: its holder evicts or clears,
+// which takes longer than an entry's lock is ever held.
+constexpr milliseconds kDirLockWait{500};
+// A write of at least this share (percent) of max_bytes is "large": it
+// reserves its bytes under the directory lock against a fresh scan.
+constexpr uint64_t kLargeWritePct = 2;
+// A process rescans after adding this share (percent) of a limit.
+constexpr uint64_t kRescanPct = 3;
 
 // floor(max * pct / 100) without overflow.
 uint64_t pct_of(uint64_t max, uint64_t pct) { return max / 100 * pct + max % 100 * pct / 100; }
@@ -102,18 +115,20 @@ public:
             fail(CACHEKIT_ETOOBIG, "value of " + std::to_string(value.size()) + " bytes exceeds the file backend's " +
                                        "max_value_bytes (" + std::to_string(cfg_.max_value_bytes) + ")");
         uint64_t file_bytes = filefmt::kHeaderSize + uint64_t(value.size());
-        if (file_bytes > cfg_.max_bytes)
-            fail(CACHEKIT_ETOOBIG, "an entry of " + std::to_string(file_bytes) +
-                                       " bytes exceeds the file backend's max_bytes (" +
-                                       std::to_string(cfg_.max_bytes) + ")");
+        if (file_bytes > pct_of(cfg_.max_bytes, 90))  // nothing is evicted for what can never fit
+            fail_key(CACHEKIT_EBUSY, "the file cache is full: an entry of " + std::to_string(file_bytes) +
+                                         " bytes cannot fit in 90 % of max_bytes (" + std::to_string(cfg_.max_bytes) +
+                                         "); not written");
         std::string name = filefmt::entry_name(key);
 
         struct stat cur;
-        bool existed = posix::stat_at(dir_.get(), name, cur) && S_ISREG(cur.st_mode);
-        reserve(name, existed ? 0 : 1, file_bytes, existed ? uint64_t(cur.st_size) : 0, deadline);
-
-        std::string tmp = write_temp(name, expiry, value);
+        bool existed = posix::stat_at(dir_.get(), name, cur);
+        if (existed && S_ISDIR(cur.st_mode)) fail_key(CACHEKIT_EBACKEND, in_the_way(name));
+        existed = existed && S_ISREG(cur.st_mode);
+        Temp tmp = reserve(name, existed ? 0 : 1, file_bytes, deadline);
+        Inflight inflight{*this, tmp.name};
         try {
+            fill_temp(std::move(tmp.fd), expiry, value);
             // Lock the inode currently under the name (if a regular file) so a
             // concurrent remover's check-then-unlink cannot interleave.
             for (int attempt = 0;; ++attempt) {
@@ -122,14 +137,18 @@ public:
                     posix::flock_or_timeout(e.fd.get(), LOCK_EX, cfg_.lock_timeout, deadline, "a cache entry");
                     if (!posix::same_file_at(e.fd.get(), dir_.get(), name) && attempt < 8) continue;
                 }
-                if (::renameat(dir_.get(), tmp.c_str(), dir_.get(), name.c_str()) != 0)
-                    posix::throw_errno("cannot rename the new cache file into place", errno);
+                if (::renameat(dir_.get(), tmp.name.c_str(), dir_.get(), name.c_str()) != 0) {
+                    int err = errno;
+                    if (err == EISDIR || err == ENOTEMPTY || err == EEXIST || err == EBUSY)
+                        fail_key(CACHEKIT_EBACKEND, in_the_way(name));
+                    posix::throw_errno("cannot rename the new cache file into place", err);
+                }
                 account(e.kind == Opened::Regular ? 0 : 1, 0, file_bytes,
                         e.kind == Opened::Regular ? uint64_t(e.st.st_size) : 0);
                 break;
             }
         } catch (...) {
-            ::unlinkat(dir_.get(), tmp.c_str(), 0);
+            ::unlinkat(dir_.get(), tmp.name.c_str(), 0);
             throw;
         }
     }
@@ -282,6 +301,8 @@ private:
                 e.kind = Opened::Other;
                 return e;
             }
+            if (err == EACCES || err == EPERM)  // a file of the wrong mode: this key's trouble only
+                fail_key(CACHEKIT_EBACKEND, "the cache file " + name + " cannot be opened (permission denied)");
             posix::throw_errno("cannot open a cache file", err);
         }
         if (::fstat(e.fd.get(), &e.st) != 0) posix::throw_errno("cannot stat a cache file", errno);
@@ -338,90 +359,179 @@ private:
         if (now.tv_sec - e.st.st_mtim.tv_sec >= 1) stamp(e.fd.get());
     }
 
-    std::string write_temp(const std::string &name, uint64_t expiry, std::string_view value) {
-        std::string tmp = name + ".tmp." + posix::random_hex(8);
-        Fd fd(::openat(dir_.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-        if (!fd) posix::throw_errno("cannot create a temp file in the cache directory", errno);
+    static std::string in_the_way(const std::string &name) {
+        return "something that is not a cache file (a directory?) is in the way of the cache file " + name +
+               ": this key is not written (other keys are unaffected)";
+    }
+
+    struct Temp {
+        std::string name;
+        Fd fd;
+    };
+
+    // A fresh temp file for an entry, already `bytes` long (sparse), so that
+    // every directory scan counts the write in flight at its final size.
+    Temp create_temp(const std::string &name, uint64_t bytes) {
+        Temp t{name + ".tmp." + posix::random_hex(8), {}};
+        t.fd.reset(::openat(dir_.get(), t.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+        if (!t.fd) posix::throw_errno("cannot create a temp file in the cache directory", errno);
         try {
-            if (::fchmod(fd.get(), 0600) != 0) posix::throw_errno("cannot chmod a temp file", errno);
-            auto header = filefmt::encode_header(expiry);
-            posix::write_full(fd.get(), header.data(), header.size(), "cannot write a cache file");
-            posix::write_full(fd.get(), value.data(), value.size(), "cannot write a cache file");
-            stamp(fd.get());
-            if (opt_.fsync && ::fdatasync(fd.get()) != 0) posix::throw_errno("fdatasync failed", errno);
-            int rc = ::close(fd.release());
-            if (rc != 0 && errno != EINTR) posix::throw_errno("cannot close a cache file", errno);
+            if (::fchmod(t.fd.get(), 0600) != 0) posix::throw_errno("cannot chmod a temp file", errno);
+            if (::ftruncate(t.fd.get(), off_t(bytes)) != 0) posix::throw_errno("cannot size a temp file", errno);
         } catch (...) {
-            ::unlinkat(dir_.get(), tmp.c_str(), 0);
+            ::unlinkat(dir_.get(), t.name.c_str(), 0);
             throw;
         }
-        return tmp;
+        return t;
+    }
+
+    // Write the header and value into a temp file of create_temp (the caller
+    // removes the file on failure).
+    void fill_temp(Fd fd, uint64_t expiry, std::string_view value) {
+        auto header = filefmt::encode_header(expiry);
+        posix::write_full(fd.get(), header.data(), header.size(), "cannot write a cache file");
+        posix::write_full(fd.get(), value.data(), value.size(), "cannot write a cache file");
+        stamp(fd.get());
+        if (opt_.fsync && ::fdatasync(fd.get()) != 0) posix::throw_errno("fdatasync failed", errno);
+        int rc = ::close(fd.release());
+        if (rc != 0 && errno != EINTR) posix::throw_errno("cannot close a cache file", errno);
     }
 
     // ---- The entry/byte estimate, limits and eviction ----------------------
+    //
+    // The view of a write = the estimate (the last scan, entries and every
+    // file's bytes, temp files included, plus this process's changes since)
+    // + this process's writes in flight + the write itself. A write proceeds
+    // only when its view stays within 90 % of both limits, evicting down to
+    // 70 % first when it would not. A large write takes that view from a
+    // fresh scan under the directory lock and creates its (full-size) temp
+    // file before releasing it, so concurrent large writers of all processes
+    // see each other. See docs/l2.md for the bound this gives.
 
     void account(uint64_t add_entries, uint64_t sub_entries, uint64_t add_bytes, uint64_t sub_bytes) {
         std::lock_guard<std::mutex> g(est_mu_);
         est_entries_ = est_entries_ + add_entries - std::min(est_entries_ + add_entries, sub_entries);
         est_bytes_ = est_bytes_ + add_bytes - std::min(est_bytes_ + add_bytes, sub_bytes);
-        added_entries_ += add_entries;
-        added_bytes_ += add_bytes;
     }
+
+    // A write of this process between its reservation and its rename (or
+    // failure): in every view of this process, and known by its temp name so
+    // a scan does not count its temp file twice.
+    struct InflightWrite {
+        uint64_t entries = 0;
+        uint64_t bytes = 0;
+    };
+    struct Inflight {
+        FileBackend &b;
+        const std::string &tmp;
+        ~Inflight() {
+            std::lock_guard<std::mutex> g(b.est_mu_);
+            auto it = b.inflight_.find(tmp);
+            if (it == b.inflight_.end()) return;
+            b.inflight_entries_ -= it->second.entries;
+            b.inflight_bytes_ -= it->second.bytes;
+            b.inflight_.erase(it);
+        }
+    };
 
     // Other processes' writes are only seen by a scan: rescan when the
     // estimate is older than rescan_interval, or when this process has added
-    // 5 % of a limit since the last scan (so near the limits each process
-    // sees the others' entries at least that often).
+    // kRescanPct of a limit since the last scan (so each process's unseen
+    // additions stay below that share plus one small write).
     bool estimate_stale() const {
         return SteadyClock::now() - last_scan_ > opt_.rescan_interval ||
-               added_entries_ >= std::max<uint64_t>(1, cfg_.max_entries / 20) ||
-               added_bytes_ >= std::max<uint64_t>(1, cfg_.max_bytes / 20);
+               added_entries_ >= std::max<uint64_t>(1, pct_of(cfg_.max_entries, kRescanPct)) ||
+               added_bytes_ >= std::max<uint64_t>(1, pct_of(cfg_.max_bytes, kRescanPct));
+    }
+
+    // Bytes of a scan: entries plus temp files, except this process's own
+    // writes in flight (already in the view).
+    uint64_t scanned_bytes(const filedir::Scan &s) const {
+        uint64_t bytes = s.bytes;
+        for (const auto &t : s.temps)
+            if (inflight_.find(t.name) == inflight_.end()) bytes += t.size;
+        return bytes;
+    }
+
+    void adopt_scan(uint64_t entries, uint64_t bytes) {
+        est_entries_ = entries;
+        est_bytes_ = bytes;
+        last_scan_ = SteadyClock::now();
+        added_entries_ = added_bytes_ = 0;
+    }
+
+    void break_stale_locks(const filedir::Scan &s, int64_t now) {
+        for (const auto &l : s.lock_files) {
+            try {
+                filelock::break_if_stale(dir_.get(), l, now, milliseconds(0));
+            } catch (const Error &) {  // raced into something else: left to its own calls
+            }
+        }
     }
 
     void rescan_locked(bool break_locks) {
         filedir::Scan s = filedir::scan(dir_.get(), real_now_s());
-        est_entries_ = s.entries.size();
-        est_bytes_ = s.bytes;
-        last_scan_ = SteadyClock::now();
-        added_entries_ = added_bytes_ = 0;
-        if (break_locks)
-            for (const auto &l : s.lock_files) filelock::break_if_stale(dir_.get(), l, now_ms(), milliseconds(0));
+        adopt_scan(s.entries.size(), scanned_bytes(s));
+        if (break_locks) break_stale_locks(s, now_ms());
     }
 
-    // Make room for a write that adds `new_entries` (0 or 1) entries and
-    // replaces `old_bytes` with `new_bytes`: past 90 % of either limit, evict
-    // down to 70 %; still over a limit -> reject.
-    void reserve(const std::string &name, uint64_t new_entries, uint64_t new_bytes, uint64_t old_bytes,
-                 Deadline deadline) {
+    bool fits(uint64_t entries, uint64_t bytes, uint64_t new_entries, uint64_t new_bytes, uint64_t pct) const {
+        return entries + inflight_entries_ + new_entries <= pct_of(cfg_.max_entries, pct) &&
+               bytes + inflight_bytes_ + new_bytes <= pct_of(cfg_.max_bytes, pct);
+    }
+
+    // Reserve room for a write that adds `new_entries` (0 or 1) entries and a
+    // file of `new_bytes` (the file it replaces stays counted until the
+    // rename), and create its temp file. A cache too full even after
+    // eviction is this write's trouble: a KeyFault (CACHEKIT_EBUSY).
+    Temp reserve(const std::string &name, uint64_t new_entries, uint64_t new_bytes, Deadline deadline) {
         std::lock_guard<std::mutex> g(est_mu_);
-        if (estimate_stale()) rescan_locked(false);
-        auto after_entries = [&] { return est_entries_ + new_entries; };
-        auto after_bytes = [&] { return est_bytes_ - std::min(est_bytes_, old_bytes) + new_bytes; };
-        if (after_entries() <= pct_of(cfg_.max_entries, 90) && after_bytes() <= pct_of(cfg_.max_bytes, 90)) return;
-        evict_locked(name, new_entries, new_bytes, old_bytes, deadline);
-        if (after_entries() > cfg_.max_entries)
-            fail(CACHEKIT_EBUSY, "the file cache is full: " + std::to_string(est_entries_) + " entries (max_entries " +
-                                     std::to_string(cfg_.max_entries) + ") and eviction could not make room");
-        if (after_bytes() > cfg_.max_bytes)
-            fail(CACHEKIT_ETOOBIG, "the file cache is full: " + std::to_string(est_bytes_) + " bytes (max_bytes " +
-                                       std::to_string(cfg_.max_bytes) + ") and eviction could not make room");
+        const bool large = new_bytes >= std::max<uint64_t>(1, pct_of(cfg_.max_bytes, kLargeWritePct));
+        Fd dir_locked;
+        if (large) {
+            dir_locked = dir_lock(deadline);
+            rescan_locked(false);
+        } else if (estimate_stale()) {
+            rescan_locked(false);
+        }
+        if (!fits(est_entries_, est_bytes_, new_entries, new_bytes, 90)) {
+            if (!dir_locked) dir_locked = dir_lock(deadline);
+            evict_locked(name, new_entries, new_bytes, deadline);
+            if (!fits(est_entries_, est_bytes_, new_entries, new_bytes, 90))
+                fail_key(CACHEKIT_EBUSY,
+                         "the file cache is full: " + std::to_string(est_entries_ + inflight_entries_) +
+                             " entries and " + std::to_string(est_bytes_ + inflight_bytes_) +
+                             " bytes (limits " + std::to_string(cfg_.max_entries) + " / " +
+                             std::to_string(cfg_.max_bytes) + ", writes stop at 90 %) and eviction could not make "
+                             "room for " + std::to_string(new_bytes) + " more bytes; not written");
+        }
+        Temp t = create_temp(name, new_bytes);  // under the directory lock when large
+        inflight_.emplace(t.name, InflightWrite{new_entries, new_bytes});
+        inflight_entries_ += new_entries;
+        inflight_bytes_ += new_bytes;
+        added_entries_ += new_entries;
+        added_bytes_ += new_bytes;
+        return t;
     }
 
+    // An exclusive flock on the cache directory, through a descriptor of its
+    // own (flock belongs to the open file description: one per use, so a
+    // forked child holding an inherited descriptor never shares it). No lock
+    // file: nothing a stranger could plant under a name.
     Fd dir_lock(Deadline deadline) {
-        Fd fd(::openat(dir_.get(), kDirLock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-        if (!fd) posix::throw_errno("cannot open the directory lock file", errno);
-        posix::flock_or_timeout(fd.get(), LOCK_EX, cfg_.lock_timeout, deadline, "the cache directory");
+        Fd fd(::openat(dir_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!fd) posix::throw_errno("cannot open the cache directory to lock it", errno);
+        posix::flock_or_timeout(fd.get(), LOCK_EX, std::max(cfg_.lock_timeout, kDirLockWait), deadline,
+                                "the cache directory");
         return fd;
     }
 
-    // Under the directory lock: rescan, remove expired and corrupt entries,
-    // then the oldest by mtime until the write fits in 70 % of both limits.
-    // The entry being written is never evicted for itself.
-    void evict_locked(const std::string &keep, uint64_t new_entries, uint64_t new_bytes, uint64_t old_bytes,
-                      Deadline deadline) {
-        Fd lock = dir_lock(deadline);
+    // Under the directory lock (held by the caller): rescan, remove expired
+    // and corrupt entries, then the oldest by mtime until the write fits in
+    // 70 % of both limits. The entry being written is never evicted for itself.
+    void evict_locked(const std::string &keep, uint64_t new_entries, uint64_t new_bytes, Deadline deadline) {
         filedir::Scan s = filedir::scan(dir_.get(), real_now_s());
-        uint64_t entries = s.entries.size(), bytes = s.bytes;
+        uint64_t entries = s.entries.size(), bytes = scanned_bytes(s);
         struct Candidate {
             const filedir::Entry *e;
             bool dead;  // expired or corrupt
@@ -447,13 +557,15 @@ private:
             if (a.e->mtime.tv_nsec != b.e->mtime.tv_nsec) return a.e->mtime.tv_nsec < b.e->mtime.tv_nsec;
             return a.e->name < b.e->name;
         });
-        uint64_t target_entries = pct_of(cfg_.max_entries, 70), target_bytes = pct_of(cfg_.max_bytes, 70);
         for (const auto &c : order) {
-            bool fits = entries + new_entries <= target_entries &&
-                        bytes - std::min(bytes, old_bytes) + new_bytes <= target_bytes;
-            if (fits && !c.dead) break;
+            if (fits(entries, bytes, new_entries, new_bytes, 70) && !c.dead) break;
             if (deadline.passed()) break;
-            Opened e = open_entry(c.e->name);
+            Opened e;
+            try {
+                e = open_entry(c.e->name);
+            } catch (const KeyFault &) {  // one unreadable file: skip it
+                continue;
+            }
             if (e.kind != Opened::Regular) continue;
             // Never wait for a busy entry during eviction: skip it.
             if (!posix::flock_for(e.fd.get(), LOCK_EX, milliseconds(0))) continue;
@@ -462,11 +574,8 @@ private:
             entries -= 1;
             bytes -= std::min(bytes, uint64_t(e.st.st_size));
         }
-        est_entries_ = entries;
-        est_bytes_ = bytes;
-        last_scan_ = SteadyClock::now();
-        added_entries_ = added_bytes_ = 0;
-        for (const auto &l : s.lock_files) filelock::break_if_stale(dir_.get(), l, now, milliseconds(0));
+        adopt_scan(entries, bytes);
+        break_stale_locks(s, now);
     }
 
     FileConfig cfg_;
@@ -475,8 +584,11 @@ private:
     std::mutex est_mu_;  // the estimate; also serialises eviction in this process
     uint64_t est_entries_ = 0;
     uint64_t est_bytes_ = 0;
-    uint64_t added_entries_ = 0;  // added by this process since the last scan
+    uint64_t added_entries_ = 0;  // reserved by this process since the last scan
     uint64_t added_bytes_ = 0;
+    std::unordered_map<std::string, InflightWrite> inflight_;  // by temp file name
+    uint64_t inflight_entries_ = 0;
+    uint64_t inflight_bytes_ = 0;
     SteadyClock::time_point last_scan_{};
 };
 

@@ -14,10 +14,12 @@ namespace cachekit::l2 {
 
 struct FileConfig {
     std::string directory;               // created 0700 when missing
-    uint64_t max_bytes = 1ULL << 30;     // evict (oldest first) past 90 % down to 70 %
+    uint64_t max_bytes = 1ULL << 30;     // writes stop at 90 %, evicting (oldest first) down to 70 %
     uint64_t max_entries = 10000;
     uint64_t max_value_bytes = 100ULL << 20;
-    std::chrono::milliseconds lock_timeout{5000};
+    // The longest wait for one entry's lock (a reader or writer of it); past
+    // it the call fails for that key alone (a KeyFault, see key_fault.hpp).
+    std::chrono::milliseconds lock_timeout{50};
 };
 
 std::unique_ptr<Backend> open_file(const FileConfig &config);

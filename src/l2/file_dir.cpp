@@ -79,6 +79,7 @@ Scan scan(int dirfd, int64_t now_unix_s, int64_t temp_max_age_s) {
         if (!S_ISREG(st.st_mode)) continue;
         if (temp) {
             if (now_unix_s - int64_t(st.st_mtim.tv_sec) > temp_max_age_s) ::unlinkat(dirfd, de->d_name, 0);
+            else out.temps.push_back(Entry{std::string(name), uint64_t(st.st_size), st.st_mtim});
             continue;
         }
         if (lock) {

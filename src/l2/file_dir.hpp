@@ -26,7 +26,8 @@ struct Entry {
 struct Scan {
     std::vector<Entry> entries;  // regular files with an entry name
     std::vector<std::string> lock_files;  // "<hash>.lock" regular files
-    uint64_t bytes = 0;
+    std::vector<Entry> temps;  // temp files of writes in flight (orphans are removed, not listed)
+    uint64_t bytes = 0;        // of the entries only
 };
 
 // List the directory. Temporary files of atomic writes older than

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "l2/key_fault.hpp"
 #include "l2/posix_io.hpp"
 #include "util/error.hpp"
 
@@ -34,23 +35,24 @@ std::optional<Content> parse(std::string_view text) {
     return c;
 }
 
-// Open an existing lock file without following a symlink. A symlink planted
-// under the name is removed (never followed); other non-regular files are
-// left alone and reported as absent.
+// Open an existing lock file without following a symlink; none when absent.
+// Anything but a regular file under the name (a symlink, a directory, a
+// FIFO: not ours) is that lock's fault: a KeyFault, and it is never followed
+// or removed.
 posix::Fd open_lock_file(int dirfd, const std::string &name) {
     posix::Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     if (!fd) {
         int err = errno;
-        if (err == ELOOP) {
-            ::unlinkat(dirfd, name.c_str(), 0);
-            return {};
-        }
-        if (err == ENOENT || err == ENXIO) return {};
+        if (err == ENOENT) return {};
+        if (err == ELOOP || err == ENXIO || err == EACCES)
+            fail_key(CACHEKIT_EBACKEND, "the lock file " + name + " is not a regular file of ours (refused, left alone)");
         posix::throw_errno("cannot open the lock file " + name, err);
     }
     struct stat st;
     if (::fstat(fd.get(), &st) != 0) posix::throw_errno("cannot stat the lock file " + name, errno);
-    if (!S_ISREG(st.st_mode) || st.st_size > 4096) return {};
+    if (!S_ISREG(st.st_mode))
+        fail_key(CACHEKIT_EBACKEND, "the lock file " + name + " is not a regular file (refused, left alone)");
+    if (st.st_size > 4096) fail_key(CACHEKIT_EBACKEND, "the lock file " + name + " is too large to be ours (left alone)");
     return fd;
 }
 
@@ -102,7 +104,7 @@ std::optional<std::string> acquire(int dirfd, const std::string &lock_file, std:
         if (!break_if_stale(dirfd, lock_file, now_ms, wait)) return std::nullopt;
         if (deadline.passed()) break;
     }
-    fail(CACHEKIT_ETIMEOUT, "could not take the lock " + lock_file + " (contended)");
+    fail_key(CACHEKIT_EBUSY, "could not take the lock " + lock_file + " (contended)");
 }
 
 bool release(int dirfd, const std::string &lock_file, std::string_view token, int64_t now_ms,

@@ -5,7 +5,9 @@
 // takes flock(LOCK_EX) on the file, re-reads it, checks the name still refers
 // to that inode, and only then unlinks it; unlock does the same with a token
 // comparison, so two breakers or a breaker and an unlock never remove a lock
-// taken in between.
+// taken in between. Anything but a regular file under a lock name (a
+// symlink, a directory) is never followed or removed: the calls on that lock
+// fail with a KeyFault (l2/key_fault.hpp), other locks are unaffected.
 #pragma once
 
 #include <chrono>

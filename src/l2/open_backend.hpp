@@ -21,7 +21,7 @@ struct OpenOptions {
     uint64_t file_max_bytes = 1ULL << 30;
     uint64_t file_max_entries = 10000;
     uint64_t file_max_value_bytes = 100ULL << 20;
-    std::chrono::milliseconds file_lock_timeout{5000};
+    std::chrono::milliseconds file_lock_timeout{50};  // one entry's lock wait (FileConfig::lock_timeout)
     ResilienceConfig resilience;  // command_timeout is also the Redis command timeout
 };
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "codec/hashing.hpp"
+#include "l2/key_fault.hpp"
 #include "util/error.hpp"
 
 namespace cachekit::l2::posix {
@@ -72,8 +73,8 @@ void flock_or_timeout(int fd, int op, std::chrono::milliseconds lock_timeout, De
                       const char *what) {
     auto wait = std::min(lock_timeout, deadline.remaining());
     if (!flock_for(fd, op, wait))
-        fail(CACHEKIT_ETIMEOUT, std::string("timed out waiting for the lock of ") + what + " (" +
-                                    std::to_string(wait.count()) + " ms)");
+        fail_key(CACHEKIT_EBUSY, std::string("the lock of ") + what + " is held by another process or thread (waited " +
+                                     std::to_string(wait.count()) + " ms)");
 }
 
 std::string random_hex(size_t bytes) {

@@ -56,8 +56,9 @@ void write_full(int fd, const void *data, size_t len, const std::string &what);
 // other than EWOULDBLOCK.
 bool flock_for(int fd, int op, std::chrono::milliseconds wait);
 
-// As flock_for, bounded by min(lock_timeout, deadline): CACHEKIT_ETIMEOUT
-// when the lock is not had in time.
+// As flock_for, bounded by min(lock_timeout, deadline): a KeyFault
+// (CACHEKIT_EBUSY) when the lock is not had in time - one entry held by
+// someone else is that entry's trouble, not the backend's.
 void flock_or_timeout(int fd, int op, std::chrono::milliseconds lock_timeout, Deadline deadline,
                       const char *what);
 

@@ -3,6 +3,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "l2/key_fault.hpp"
 #include "util/error.hpp"
 
 namespace cachekit::l2 {
@@ -57,6 +58,7 @@ auto ResilientBackend::run(Op op, Deadline deadline, Body &&body, Degraded &&deg
     auto t0 = SteadyClock::now();
     std::string message;
     int code = 0;
+    bool key_fault = false;
     try {
         if constexpr (std::is_void_v<decltype(body(bounded))>) {
             body(bounded);
@@ -73,6 +75,11 @@ auto ResilientBackend::run(Op op, Deadline deadline, Body &&body, Degraded &&deg
             if (config_.breaker_enabled) breaker_.success(ticket);
             return result;
         }
+    } catch (const KeyFault &) {
+        // One key's trouble, not the backend's: never fed to the breaker.
+        if (config_.breaker_enabled) breaker_.neutral(ticket);
+        if (!config_.fail_open || op == Op::Admin) throw;
+        key_fault = true;
     } catch (const Error &e) {
         if (e.code() != CACHEKIT_EBACKEND && e.code() != CACHEKIT_ETIMEOUT) {
             if (config_.breaker_enabled) breaker_.neutral(ticket);
@@ -87,6 +94,7 @@ auto ResilientBackend::run(Op op, Deadline deadline, Body &&body, Degraded &&deg
         if (config_.breaker_enabled) breaker_.neutral(ticket);
         throw;
     }
+    if (key_fault) return degrade_or_throw(op, CACHEKIT_OK, "", degraded);  // fail-open Read/Write: degrades
     return degrade_or_throw(op, code, message.c_str(), degraded);
 }
 

@@ -8,10 +8,12 @@
 // deadline min(caller's, now + command_timeout). CACHEKIT_EBACKEND and
 // CACHEKIT_ETIMEOUT are failures (counted, fed to the breaker); any other
 // outcome of the backend (a value, a miss, CACHEKIT_EINVAL, CACHEKIT_ETOOBIG,
-// ...) is not. With fail_open, a failed or rejected read (get, exists, ttl,
+// ...) is not. A KeyFault (l2/key_fault.hpp: one key's trouble, whatever
+// its code) is never a failure either. With fail_open, a failed or rejected read (get, exists, ttl,
 // get_many) is a miss (degraded_reads) and a failed or rejected write (set,
-// set_many, del) is skipped (skipped_writes; del reports "deleted"); clear,
-// lock, unlock and errors that are not failures always propagate. Health
+// set_many, del) is skipped (skipped_writes; del reports "deleted"), and so
+// is a read or write with a KeyFault; clear, lock, unlock and other errors
+// that are not failures always propagate. Health
 // bypasses the breaker and backpressure and is never degraded. Counters are
 // atomics: exact under concurrency.
 #pragma once

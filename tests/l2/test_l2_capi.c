@@ -10,7 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -403,6 +409,225 @@ static void test_fail_closed_file_unhealthy(void **state) {
     cachekit_backend_free(open);
 }
 
+/* A MessagePack bin of exactly `n` bytes (n >= 3, < 65536 + 3) in buf,
+ * holding pseudo-random (incompressible) bytes. */
+static void mp_str(char *buf, size_t n) {
+    size_t len = n - 3;
+    buf[0] = (char)0xc5;
+    buf[1] = (char)(len >> 8);
+    buf[2] = (char)(len & 0xff);
+    uint32_t x = 2463534242u;
+    for (size_t i = 0; i < len; ++i) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        buf[3 + i] = (char)(x >> 24);
+    }
+}
+
+static cachekit_cache *file_cache(const char *sub, uint64_t max_bytes, uint64_t max_value_bytes) {
+    static char url[400];
+    snprintf(url, sizeof url, "file://%s/%s", g_tmp, sub);
+    cachekit_cache_options o;
+    assert_int_equal(cachekit_cache_options_init(&o, sizeof o), CACHEKIT_OK);
+    o.backend_url = url;
+    o.l1 = CACHEKIT_OFF; /* every read goes to the file L2 */
+    o.backend_options.file_max_bytes = max_bytes;
+    o.backend_options.file_max_value_bytes = max_value_bytes;
+    cachekit_cache *c = NULL;
+    int rc = cachekit_cache_new(&c, &o);
+    if (rc != CACHEKIT_OK) fail_msg("cache over %s: %d %s", url, rc, cachekit_error_last_message());
+    return c;
+}
+
+/* A file L2 too full for a value far below max_value_bytes: the put is a
+ * skipped write under fail-open, never an error. */
+static void test_cache_full_file_l2_skips(void **state) {
+    (void)state;
+    cachekit_cache *c = file_cache("full", 8192, 0);
+    static char big[7800];
+    mp_str(big, sizeof big);
+    for (int i = 0; i < 5; ++i)
+        assert_int_equal(cachekit_cache_put(c, "ns", "k", 1, big, sizeof big, CACHEKIT_TTL_DEFAULT), CACHEKIT_OK);
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    assert_int_equal(cachekit_cache_get(c, &out, NULL, "ns", "k", 1), CACHEKIT_ENOTFOUND);
+    char small[10];
+    mp_str(small, sizeof small);
+    assert_int_equal(cachekit_cache_put(c, "ns", "s", 1, small, sizeof small, CACHEKIT_TTL_DEFAULT), CACHEKIT_OK);
+    assert_int_equal(cachekit_cache_get(c, &out, NULL, "ns", "s", 1), CACHEKIT_OK);
+    cachekit_buf_dispose(&out);
+    cachekit_cache_free(c);
+}
+
+/* The one entry file in `dir` (a 32-hex name) into `path`. */
+static void only_entry(const char *dir, char *path, size_t cap) {
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int found = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strlen(de->d_name) != 32) continue;
+        snprintf(path, cap, "%s/%s", dir, de->d_name);
+        ++found;
+    }
+    closedir(d);
+    assert_int_equal(found, 1);
+}
+
+/* A cache whose file L2 entry is held under flock(LOCK_EX) by another
+ * process: its get is a miss and its put a skipped write, each within 1 s
+ * (the command timeout is 5 s), never opening the breaker; other keys work. */
+static void test_cache_entry_locked_elsewhere(void **state) {
+    (void)state;
+    cachekit_cache *c = file_cache("locked", 0, 0);
+    char small[10], dir[300], entry[400];
+    mp_str(small, sizeof small);
+    assert_int_equal(cachekit_cache_put(c, "ns", "k", 1, small, sizeof small, CACHEKIT_TTL_DEFAULT), CACHEKIT_OK);
+    snprintf(dir, sizeof dir, "%s/locked", g_tmp);
+    only_entry(dir, entry, sizeof entry);
+
+    int ready[2], until[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(until), 0);
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* holds the lock until the test closes `until` (or exits) */
+        close(until[1]);
+        int fd = open(entry, O_RDONLY);
+        char ok = fd >= 0 && flock(fd, LOCK_EX) == 0;
+        if (write(ready[1], &ok, 1) != 1) _exit(1);
+        char byte;
+        while (read(until[0], &byte, 1) < 0) {
+        }
+        _exit(0);
+    }
+    close(ready[1]);
+    close(until[0]);
+    char ok = 0;
+    assert_int_equal(read(ready[0], &ok, 1), 1);
+    close(ready[0]);
+    assert_int_equal(ok, 1);
+
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    for (int i = 0; i < 8; ++i) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        assert_int_equal(cachekit_cache_get(c, &out, NULL, "ns", "k", 1), CACHEKIT_ENOTFOUND);
+        assert_int_equal(cachekit_cache_put(c, "ns", "k", 1, small, sizeof small, CACHEKIT_TTL_DEFAULT), CACHEKIT_OK);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        if (ms > 1000) fail_msg("a get and a put of the locked key took %.0f ms", ms);
+    }
+    assert_int_equal(cachekit_cache_put(c, "ns", "other", 5, small, sizeof small, CACHEKIT_TTL_DEFAULT), CACHEKIT_OK);
+    assert_int_equal(cachekit_cache_get(c, &out, NULL, "ns", "other", 5), CACHEKIT_OK);
+    cachekit_cache_stats st;
+    st.struct_size = sizeof st;
+    assert_int_equal(cachekit_cache_stats_get(c, &st, NULL), CACHEKIT_OK);
+    assert_int_equal(st.breaker_state, CACHEKIT_BREAKER_CLOSED);
+    assert_true(st.backend_errors >= 16); /* counted, then carried on without L2 */
+
+    close(until[1]);
+    waitpid(pid, NULL, 0);
+    assert_int_equal(cachekit_cache_get(c, &out, NULL, "ns", "k", 1), CACHEKIT_OK);
+    cachekit_buf_dispose(&out);
+    cachekit_cache_free(c);
+}
+
+static int load_big(cachekit_load *load, void *payload) {
+    (void)payload;
+    static char big[2000];
+    mp_str(big, sizeof big);
+    return cachekit_load_set_value(load, big, sizeof big);
+}
+
+/* A value over the file L2's max_value_bytes (below the cache's) is too
+ * large, as over the cache's own limit: put -> ETOOBIG, not stored;
+ * get_or_load hands it back without storing it. */
+static void test_cache_over_file_value_limit(void **state) {
+    (void)state;
+    cachekit_cache *c = file_cache("value-limit", 0, 1000);
+    static char big[2000];
+    mp_str(big, sizeof big);
+    assert_int_equal(cachekit_cache_put(c, "ns", "k", 1, big, sizeof big, CACHEKIT_TTL_DEFAULT), CACHEKIT_ETOOBIG);
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    assert_int_equal(cachekit_cache_get(c, &out, NULL, "ns", "k", 1), CACHEKIT_ENOTFOUND);
+    assert_int_equal(cachekit_cache_get_or_load(c, &out, NULL, "ns", "L", 1, CACHEKIT_TTL_DEFAULT, load_big, NULL),
+                     CACHEKIT_OK);
+    assert_int_equal(out.size, sizeof big);
+    assert_int_equal(cachekit_cache_get(c, &out, NULL, "ns", "L", 1), CACHEKIT_ENOTFOUND);
+    cachekit_buf_dispose(&out);
+    cachekit_cache_free(c);
+}
+
+/* cachekit_cache_new with no URL in the options or the environment. */
+static int new_default_cache(void) {
+    unsetenv("CACHEKIT_REDIS_URL");
+    unsetenv("REDIS_URL");
+    unsetenv("CACHEKIT_FILE_CACHE_DIR");
+    cachekit_cache *c = NULL;
+    int rc = cachekit_cache_new(&c, NULL);
+    if (rc == CACHEKIT_OK) {
+        char small[10];
+        mp_str(small, sizeof small);
+        assert_int_equal(cachekit_cache_put(c, "ns", "k", 1, small, sizeof small, CACHEKIT_TTL_DEFAULT), CACHEKIT_OK);
+    }
+    cachekit_cache_free(c);
+    return rc;
+}
+
+static mode_t mode_of(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return 0;
+    return st.st_mode;
+}
+
+/* The embedded default L2 directory is per user: $XDG_CACHE_HOME/cachekit,
+ * else $TMPDIR/cachekit-<uid>, created 0700; one that is a symlink, open to
+ * others or owned by someone else is refused. */
+static void test_default_dir_per_user(void **state) {
+    (void)state;
+    char xdg[300], dir[400], other[400], cmd[900];
+    snprintf(xdg, sizeof xdg, "%s/xdg", g_tmp);
+    snprintf(dir, sizeof dir, "%s/cachekit", xdg);
+    setenv("XDG_CACHE_HOME", xdg, 1); /* missing parents are created too */
+    assert_int_equal(new_default_cache(), CACHEKIT_OK);
+    assert_true(S_ISDIR(mode_of(dir)));
+    assert_int_equal(mode_of(dir) & 07777, 0700);
+    assert_int_equal(chmod(dir, 0755), 0); /* readable by others: refused */
+    assert_int_equal(new_default_cache(), CACHEKIT_EINVAL);
+    assert_non_null(strstr(cachekit_error_last_message(), dir));
+    assert_int_equal(chmod(dir, 0700), 0);
+    assert_int_equal(new_default_cache(), CACHEKIT_OK);
+    if (geteuid() == 0) { /* owned by another user: refused */
+        assert_int_equal(chown(dir, 65534, 65534), 0);
+        assert_int_equal(new_default_cache(), CACHEKIT_EINVAL);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(other, sizeof other, "%s/elsewhere", g_tmp);
+    assert_int_equal(mkdir(other, 0700), 0);
+    assert_int_equal(symlink(other, dir), 0); /* a symlink: refused, never followed */
+    assert_int_equal(new_default_cache(), CACHEKIT_EINVAL);
+    assert_true(S_ISLNK(mode_of(dir)));
+
+    /* No XDG_CACHE_HOME (or a relative one): $TMPDIR/cachekit-<uid>. */
+    char tmpdir[300], peruser[400];
+    const char *saved = getenv("TMPDIR");
+    char saved_copy[300] = "";
+    if (saved) snprintf(saved_copy, sizeof saved_copy, "%s", saved);
+    snprintf(tmpdir, sizeof tmpdir, "%s/tmp", g_tmp);
+    assert_int_equal(mkdir(tmpdir, 0700), 0);
+    setenv("TMPDIR", tmpdir, 1);
+    setenv("XDG_CACHE_HOME", "relative/ignored", 1);
+    snprintf(peruser, sizeof peruser, "%s/cachekit-%u", tmpdir, (unsigned)geteuid());
+    assert_int_equal(new_default_cache(), CACHEKIT_OK);
+    assert_int_equal(mode_of(peruser) & 07777, 0700);
+    if (saved) setenv("TMPDIR", saved_copy, 1);
+    else unsetenv("TMPDIR");
+    unsetenv("XDG_CACHE_HOME");
+}
+
 static void test_redis_dispatch(void **state) {
     (void)state;
     /* Redis connects lazily: a server that is down fails calls, not the open.
@@ -452,6 +677,10 @@ int main(void) {
         cmocka_unit_test(test_stats_struct_size),
         cmocka_unit_test(test_file_limits_from_options),
         cmocka_unit_test(test_fail_closed_file_unhealthy),
+        cmocka_unit_test(test_cache_full_file_l2_skips),
+        cmocka_unit_test(test_cache_over_file_value_limit),
+        cmocka_unit_test(test_cache_entry_locked_elsewhere),
+        cmocka_unit_test(test_default_dir_per_user),
         cmocka_unit_test(test_redis_dispatch),
     };
     return cmocka_run_group_tests_name("backend C API", tests, make_tmp, remove_tmp);
