@@ -428,12 +428,15 @@ static void mp_str(char *buf, size_t n) {
 static cachekit_cache *file_cache(const char *sub, uint64_t max_bytes, uint64_t max_value_bytes) {
     static char url[400];
     snprintf(url, sizeof url, "file://%s/%s", g_tmp, sub);
+    static cachekit_backend_options bo;
+    assert_int_equal(cachekit_backend_options_init(&bo, sizeof bo), CACHEKIT_OK);
+    bo.file_max_bytes = max_bytes;
+    bo.file_max_value_bytes = max_value_bytes;
     cachekit_cache_options o;
     assert_int_equal(cachekit_cache_options_init(&o, sizeof o), CACHEKIT_OK);
     o.backend_url = url;
     o.l1 = CACHEKIT_OFF; /* every read goes to the file L2 */
-    o.backend_options.file_max_bytes = max_bytes;
-    o.backend_options.file_max_value_bytes = max_value_bytes;
+    o.backend_options = &bo;
     cachekit_cache *c = NULL;
     int rc = cachekit_cache_new(&c, &o);
     if (rc != CACHEKIT_OK) fail_msg("cache over %s: %d %s", url, rc, cachekit_error_last_message());
