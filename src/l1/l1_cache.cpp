@@ -226,29 +226,24 @@ bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
             }
         }
     }
-    ensure_sweeper();
     uint64_t now = this->now();
     uint64_t retired = 0;
     {
         std::lock_guard lock(s.mu);
         Entry *e = s.find(uint32_t(h), key);
-        if (e == nullptr) {
-            ++s.counters.misses;
-            return false;
-        }
-        if (e->deadline <= now) {
-            remove_locked(s, e, Reason::Expired);
-        } else if (is_stale(e)) {
-            remove_locked(s, e, Reason::Invalidated);
-        } else {
+        if (e != nullptr && e->deadline > now && !is_stale(e)) {
             copy_out(e, out, info);
             if (promotion_due(s, e, now)) s.promote(e, now);
             e->ns->hits.add();
             return true;
         }
         ++s.counters.misses;
-        retired = s.retired_bytes;
+        if (e != nullptr) {
+            remove_locked(s, e, e->deadline <= now ? Reason::Expired : Reason::Invalidated);
+            retired = s.retired_bytes;
+        }
     }
+    ensure_sweeper();  // misses only (no hit pays for the check), outside the shard lock
     after_write(s, retired);
     return false;
 }

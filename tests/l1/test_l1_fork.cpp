@@ -55,6 +55,9 @@ int child_checks(L1Cache &c, uint64_t expirations_at_fork) {
 }
 
 void test_child_sweeps_and_works(void **) {
+#if defined(__SANITIZE_THREAD__)
+    skip();  // TSan does not support starting threads in the child of a multi-threaded process
+#endif
     Options o;
     o.max_bytes = 4u << 20;
     o.sweep_interval_ms = 2;
