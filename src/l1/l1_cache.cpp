@@ -191,12 +191,16 @@ bool L1Cache::interval_passed(const Entry *e, uint64_t now) const noexcept {
 
 void L1Cache::copy_out(const Entry *e, cachekit_buf *out, EntryInfo *info) {
     if (out != nullptr) buf_assign(out, e->key_data() + e->key_len, e->value_len);
-    if (info != nullptr) {
-        info->inserted_at_ns = e->inserted_at;
-        info->deadline_ns = e->deadline;
-        info->ns.assign(e->ns->name);
-        info->value_size = e->value_len;
-    }
+    if (info != nullptr) fill_info(e, info);
+}
+
+// Apart from copy_out, so the common hit (no info) does not pay for the
+// string assignment's register saves.
+void L1Cache::fill_info(const Entry *e, EntryInfo *info) {
+    info->inserted_at_ns = e->inserted_at;
+    info->deadline_ns = e->deadline;
+    info->ns.assign(e->ns->name);
+    info->value_size = e->value_len;
 }
 
 bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {

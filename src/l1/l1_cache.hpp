@@ -159,6 +159,7 @@ private:
     static bool left_recent_quarter(const Shard &s, const Entry *e) noexcept;
     bool interval_passed(const Entry *e, uint64_t now) const noexcept;
     static void copy_out(const Entry *e, cachekit_buf *out, EntryInfo *info);
+    [[gnu::noinline]] static void fill_info(const Entry *e, EntryInfo *info);
     // Unlocked: after a write that left `retired_bytes` awaiting readers.
     void after_write(Shard &s, uint64_t retired_bytes);
     void reclaim(Shard &s);
