@@ -851,7 +851,11 @@ CACHEKIT_API int cachekit_cache_stats_get(cachekit_cache *cache, cachekit_cache_
 
 /* The metrics in the Prometheus text format (cache_operations_total,
  * cache_operation_duration_ms, cache_operation_size_bytes,
- * circuit_breaker_state, cachekit_cache_errors_total, ...). */
+ * circuit_breaker_state, cachekit_cache_errors_total, ...). At most 1,024
+ * namespaces have series of their own; the least recently used are folded
+ * into the series namespace="__other__" (counts added, never lost), as are
+ * names longer than 256 bytes. cachekit_cache_stats_get with a namespace
+ * reports that namespace's own series (zeros once folded). */
 CACHEKIT_API int cachekit_cache_metrics_text(cachekit_cache *cache, cachekit_buf *out) CACHEKIT_NOEXCEPT;
 
 /* ======================================================================
@@ -871,7 +875,17 @@ CACHEKIT_API int cachekit_cache_metrics_text(cachekit_cache *cache, cachekit_buf
  * an invalidation can never store its value after it.
  *
  * All calls on a cachekit_l1 are thread-safe, except cachekit_l1_free, which
- * must not race with any other call on the same cache. */
+ * must not race with any other call on the same cache.
+ *
+ * Namespaces are bounded: at most 4,096 namespace records are kept (a record
+ * without entries is dropped); entries of further namespaces share one
+ * record, and any namespace invalidation then also ends those (extra misses,
+ * never stale values).
+ *
+ * fork(): a cachekit_l1 may be used in a child process. Its locks are taken
+ * around fork() and fresh in the child, so other threads of the parent cannot
+ * leave them locked; the background sweeper, which does not exist in the
+ * child, starts again on the child's first write, miss or stats call. */
 
 typedef struct cachekit_l1 cachekit_l1;
 

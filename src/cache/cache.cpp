@@ -45,13 +45,11 @@ double seconds_between(uint64_t from_ns, uint64_t to_ns) { return to_ns > from_n
 }  // namespace
 
 Cache::Cache(CacheConfig config)
-    : config_(std::move(config)),
-      metrics_([this](metrics::NamespaceMetrics &m) {
-          if (plain_l1_) m.engine_l1_hits = &l1_->namespace_hits(m.ns);
-      }) {
+    : config_(std::move(config)) {
     config_.value.keyring = config_.keyring.get();
     if (config_.l1_enabled) l1_ = std::make_unique<l1::L1Cache>(config_.l1);
     plain_l1_ = l1_ && !config_.keyring;
+    if (plain_l1_) metrics_.count_engine_hits(*l1_);
     quick_l1_hits_ = plain_l1_ && !config_.swr;
 }
 

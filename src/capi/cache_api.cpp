@@ -229,33 +229,31 @@ CACHEKIT_API int cachekit_cache_stats_get(cachekit_cache *c, cachekit_cache_stat
         require(out != nullptr, "out is NULL");
         require(out->struct_size >= sizeof(size_t), "out->struct_size is too small");
         cache::Cache &cc = cache_of(c);
-        const std::string_view only = ns_arg(ns);
+        ns_arg(ns);  // the namespace rule: refused before anything is read
         cachekit_cache_stats s;
         std::memset(&s, 0, sizeof s);
-        for (const metrics::NamespaceMetrics *m : cc.metrics().all()) {
-            if (ns && m->ns != only) continue;
-            s.l1_hits += m->l1_hits_total();
-            s.l2_hits += m->l2_hits.total();
-            s.misses += m->misses.total();
-            s.stores += m->stores.total();
-            s.loads += m->loads.total();
-            s.load_errors += m->load_errors.total();
-            s.waits += m->waits.total();
-            s.stale_served += m->stale_served.total();
-            s.refreshes += m->refreshes.total();
-            s.dropped_fills += m->dropped_fills.total();
-            s.too_large += m->too_large.total();
-            s.invalidations += m->invalidations.total();
-            s.backend_errors += m->backend_errors.total();
-            s.timeouts += m->timeouts.total();
-            s.corrupt += m->corrupt.total();
-            s.tampered += m->tampered.total();
-            s.wrong_key += m->wrong_key.total();
-            s.downgrade += m->downgrade.total();
-            s.serializer_mismatch += m->serializer_mismatch.total();
-            s.l2_latency_count += m->l2_latency_ms.count();
-            s.l2_latency_sum_ms += m->l2_latency_ms.sum();
-        }
+        const metrics::SeriesCounts m = cc.metrics().totals(ns);
+        s.l1_hits = m.l1_hits;
+        s.l2_hits = m.l2_hits;
+        s.misses = m.misses;
+        s.stores = m.stores;
+        s.loads = m.loads;
+        s.load_errors = m.load_errors;
+        s.waits = m.waits;
+        s.stale_served = m.stale_served;
+        s.refreshes = m.refreshes;
+        s.dropped_fills = m.dropped_fills;
+        s.too_large = m.too_large;
+        s.invalidations = m.invalidations;
+        s.backend_errors = m.backend_errors;
+        s.timeouts = m.timeouts;
+        s.corrupt = m.corrupt;
+        s.tampered = m.tampered;
+        s.wrong_key = m.wrong_key;
+        s.downgrade = m.downgrade;
+        s.serializer_mismatch = m.serializer_mismatch;
+        s.l2_latency_count = m.l2_latency_ms.count();
+        s.l2_latency_sum_ms = m.l2_latency_ms.sum();
         if (l1::L1Cache *l1 = cc.l1()) {
             l1::Stats ls = l1->stats();
             s.l1_entries = ls.entries;

@@ -23,7 +23,8 @@ L1Cache::L1Cache(const Options &o)
       precise_(o.precise_clock),
       max_bytes_(o.max_bytes),
       promote_interval_(o.promote_interval_ns),
-      sweep_batch_(o.sweep_batch) {
+      sweep_batch_(o.sweep_batch),
+      namespaces_(o.max_namespaces) {
     if (o.max_bytes < kMinMaxBytes) fail(CACHEKIT_EINVAL, "L1 max_bytes must be at least 1 MiB");
     if (o.shards > kMaxShards) fail(CACHEKIT_EINVAL, "L1 shards must be at most 1024");
     if (o.sweep_batch == 0) fail(CACHEKIT_EINVAL, "L1 sweep_batch must be positive");
@@ -35,9 +36,11 @@ L1Cache::L1Cache(const Options &o)
     if (o.sweep_interval_ms > 0)
         sweeper_ = std::make_unique<Sweeper>(std::chrono::milliseconds(o.sweep_interval_ms),
                                              [this] { sweep(); });
+    register_fork_safe(this);
 }
 
 L1Cache::~L1Cache() {
+    unregister_fork_safe(this);
     sweeper_.reset();
     // No reader may be inside a cache being destroyed: everything goes now.
     for (auto &s : shards_) {
@@ -49,6 +52,7 @@ L1Cache::~L1Cache() {
 void L1Cache::free_chain(Entry *chain) noexcept {
     while (chain != nullptr) {
         Entry *nx = chain->next;
+        chain->ns->release();  // no reader can see it any more
         chain->~Entry();
         std::free(chain);
         chain = nx;
@@ -187,12 +191,16 @@ bool L1Cache::interval_passed(const Entry *e, uint64_t now) const noexcept {
 
 void L1Cache::copy_out(const Entry *e, cachekit_buf *out, EntryInfo *info) {
     if (out != nullptr) buf_assign(out, e->key_data() + e->key_len, e->value_len);
-    if (info != nullptr) {
-        info->inserted_at_ns = e->inserted_at;
-        info->deadline_ns = e->deadline;
-        info->ns = e->ns->name;
-        info->value_size = e->value_len;
-    }
+    if (info != nullptr) fill_info(e, info);
+}
+
+// Apart from copy_out, so the common hit (no info) does not pay for the
+// string assignment's register saves.
+void L1Cache::fill_info(const Entry *e, EntryInfo *info) {
+    info->inserted_at_ns = e->inserted_at;
+    info->deadline_ns = e->deadline;
+    info->ns.assign(e->ns->name);
+    info->value_size = e->value_len;
 }
 
 bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
@@ -227,23 +235,19 @@ bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
     {
         std::lock_guard lock(s.mu);
         Entry *e = s.find(uint32_t(h), key);
-        if (e == nullptr) {
-            ++s.counters.misses;
-            return false;
-        }
-        if (e->deadline <= now) {
-            remove_locked(s, e, Reason::Expired);
-        } else if (is_stale(e)) {
-            remove_locked(s, e, Reason::Invalidated);
-        } else {
+        if (e != nullptr && e->deadline > now && !is_stale(e)) {
             copy_out(e, out, info);
             if (promotion_due(s, e, now)) s.promote(e, now);
             e->ns->hits.add();
             return true;
         }
         ++s.counters.misses;
-        retired = s.retired_bytes;
+        if (e != nullptr) {
+            remove_locked(s, e, e->deadline <= now ? Reason::Expired : Reason::Invalidated);
+            retired = s.retired_bytes;
+        }
     }
+    ensure_sweeper();  // misses only (no hit pays for the check), outside the shard lock
     after_write(s, retired);
     return false;
 }
@@ -258,6 +262,7 @@ PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::str
                              uint64_t deadline, FillTicket ticket) {
     if (key.size() > kMaxKeySize) fail(CACHEKIT_EINVAL, "L1 key is longer than 64 KiB");
     if (ns.size() > kMaxNamespaceSize) fail(CACHEKIT_EINVAL, "L1 namespace is longer than 64 KiB");
+    ensure_sweeper();
     uint64_t h = hash_key(key);
     Shard &s = *shards_[shard_index(h)];
     size_t charge = entry_charge(key.size(), value.size());
@@ -279,8 +284,11 @@ PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::str
 
     NsRecord *rec = namespaces_.acquire(ns);
     void *mem = std::malloc(sizeof(Entry) + key.size() + value.size());
-    if (mem == nullptr) throw std::bad_alloc();
-    Entry *e = new (mem) Entry;  // owned here until linked
+    if (mem == nullptr) {
+        rec->release();
+        throw std::bad_alloc();
+    }
+    Entry *e = new (mem) Entry;  // owned here until linked (holding the reference to rec)
     e->hash = uint32_t(h);
     e->deadline = deadline;
     e->ns = rec;
@@ -355,6 +363,7 @@ void L1Cache::free_unlinked(Entry *e) noexcept {
 }
 
 bool L1Cache::invalidate(std::string_view key) {
+    ensure_sweeper();
     uint64_t h = hash_key(key);
     Shard &s = *shards_[shard_index(h)];
     uint64_t epoch = next_epoch();
@@ -378,12 +387,14 @@ bool L1Cache::invalidate(std::string_view key) {
 }
 
 void L1Cache::invalidate_namespace(std::string_view ns) {
+    ensure_sweeper();
     uint64_t epoch = next_epoch();
     namespaces_.invalidate(ns, epoch);
     ns_invalidations_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void L1Cache::clear() {
+    ensure_sweeper();
     uint64_t epoch = next_epoch();
     uint64_t cur = all_epoch_.load(std::memory_order_relaxed);
     while (epoch > cur && !all_epoch_.compare_exchange_weak(cur, epoch, std::memory_order_acq_rel)) {
@@ -409,6 +420,17 @@ void L1Cache::clear() {
         free_chain(reclaimed);
         after_write(s, retired);
     }
+    // Free what no reader holds now, and with it the namespace records.
+    reclaim_all();
+}
+
+void L1Cache::reclaim_all() {
+    // Advance twice (when no reader holds us back), then free and drop the
+    // records nothing refers to any more.
+    EpochDomain::global().try_advance();
+    EpochDomain::global().try_advance();
+    for (auto &sp : shards_) reclaim(*sp);
+    namespaces_.collect();
 }
 
 size_t L1Cache::sweep() {
@@ -475,14 +497,13 @@ size_t L1Cache::sweep() {
         }
     }
     // What the passes above retired is freed once the readers of its epoch
-    // are done: advance (twice when no reader holds us back) and reclaim.
-    EpochDomain::global().try_advance();
-    EpochDomain::global().try_advance();
-    for (auto &sp : shards_) reclaim(*sp);
+    // are done.
+    reclaim_all();
     return removed;
 }
 
 Stats L1Cache::stats() const {
+    ensure_sweeper();
     Stats st;
     for (auto &sp : shards_) {
         Shard &s = *sp;
@@ -516,6 +537,30 @@ std::vector<DebugEntry> L1Cache::debug_entries() const {
                            e->deadline, i});
     }
     return out;
+}
+
+}  // namespace cachekit::l1
+
+namespace cachekit::l1 {
+
+// Every lock this cache owns, in one order (none of them is ever taken while
+// another is held, except by these handlers).
+void L1Cache::fork_prepare() noexcept {
+    if (sweeper_) sweeper_->fork_prepare();
+    namespaces_.fork_prepare();
+    for (auto &s : shards_) s->mu.lock();
+}
+
+void L1Cache::fork_parent() noexcept {
+    for (auto &s : shards_) s->mu.unlock();
+    namespaces_.fork_parent();
+    if (sweeper_) sweeper_->fork_parent();
+}
+
+void L1Cache::fork_child() noexcept {
+    for (auto &s : shards_) new (&s->mu) std::mutex;
+    namespaces_.fork_child();
+    if (sweeper_) sweeper_->fork_child();
 }
 
 }  // namespace cachekit::l1

@@ -16,6 +16,7 @@
 #include "l1/clock.hpp"
 #include "l1/entry.hpp"
 #include "l1/epoch.hpp"
+#include "l1/fork_registry.hpp"
 #include "l1/namespaces.hpp"
 #include "l1/shard.hpp"
 #include "l1/stats.hpp"
@@ -42,6 +43,9 @@ struct Options {
     // CLOCK_MONOTONIC (~25 ns a read) when precise_clock is set.
     const Clock *clock = nullptr;
     bool precise_clock = false;
+    // Namespace records kept (>= 2); the entries of further namespaces share
+    // one overflow record (see namespaces.hpp).
+    size_t max_namespaces = kDefaultMaxNamespaces;
 };
 
 // A fill ticket: the invalidation epoch when a fill began (see begin_fill).
@@ -58,7 +62,7 @@ enum class PutResult {
 struct EntryInfo {
     uint64_t inserted_at_ns = 0;  // clock time of the put
     uint64_t deadline_ns = 0;     // kNever when it does not expire
-    std::string_view ns;          // the namespace; valid as long as the cache
+    std::string ns;               // the namespace (kOverflowNamespace for an overflow record's entry)
     size_t value_size = 0;
 };
 
@@ -72,7 +76,7 @@ struct DebugEntry {
     unsigned shard;
 };
 
-class L1Cache {
+class L1Cache final : ForkSafe {
 public:
     // Throws Error(CACHEKIT_EINVAL) for bad options.
     explicit L1Cache(const Options &options = Options());
@@ -107,10 +111,14 @@ public:
     size_t sweep();
 
     Stats stats() const;
-    // The hits on entries of namespace `ns` so far (a live counter: it lives
-    // as long as the cache). A hit counts under the namespace its entry was
-    // put in.
-    const metrics::StripedCounter &namespace_hits(std::string_view ns) { return namespaces_.acquire(ns)->hits; }
+    // The record of namespace `ns`, kept while pinned, to read its hits
+    // (rec->hits: a hit counts under the namespace its entry was put in);
+    // nullptr when `ns` has no record of its own and the table is full.
+    // Give it back with unpin_namespace() before the cache goes.
+    const NsRecord *pin_namespace(std::string_view ns) { return namespaces_.pin(ns); }
+    static void unpin_namespace(const NsRecord *rec) noexcept { const_cast<NsRecord *>(rec)->release(); }
+    // Every hit so far (stats().hits without the shard locks).
+    uint64_t total_hits() const { return namespaces_.total_hits(); }
     uint64_t now() const noexcept {
         if (clock_ != nullptr) return clock_->now_ns();
         return precise_ ? MonotonicClock::read() : CoarseMonotonicClock::read();
@@ -126,6 +134,14 @@ public:
     std::vector<DebugEntry> debug_entries() const;
 
 private:
+    void fork_prepare() noexcept override;
+    void fork_parent() noexcept override;
+    void fork_child() noexcept override;
+    // A forked child has no sweeper thread: start one (write paths only).
+    void ensure_sweeper() const {
+        if (sweeper_) sweeper_->ensure_running();
+    }
+    void reclaim_all();
     enum class Reason { Replaced, Evicted, Expired, Invalidated };
 
     unsigned shard_index(uint64_t h) const noexcept { return unsigned((h >> 40) & shard_mask_); }
@@ -143,6 +159,7 @@ private:
     static bool left_recent_quarter(const Shard &s, const Entry *e) noexcept;
     bool interval_passed(const Entry *e, uint64_t now) const noexcept;
     static void copy_out(const Entry *e, cachekit_buf *out, EntryInfo *info);
+    [[gnu::noinline]] static void fill_info(const Entry *e, EntryInfo *info);
     // Unlocked: after a write that left `retired_bytes` awaiting readers.
     void after_write(Shard &s, uint64_t retired_bytes);
     void reclaim(Shard &s);

@@ -1,11 +1,21 @@
 // The metrics of one cache, per namespace: recorded without a shared lock on
 // the hot path (striped counters; the first namespaces found through a small
 // table that is only ever written once per slot), read exactly.
+//
+// Bounded: at most max_series namespaces have series of their own (default
+// 1,024; names longer than kMaxSeriesName bytes never do). When a new one
+// would pass the limit, the least recently used quarter of the series
+// (the first kHotSlots namespaces aside) is folded into the overflow series
+// "__other__": their counts are added to it, never lost, and their objects
+// are reused for new namespaces. Objects are never freed before the cache
+// (a caller may hold one across a slow call), so a caller still holding a
+// folded series counts into whichever namespace reuses it: totals stay
+// exact, the attribution of that one call may not. A namespace named
+// "__other__" is counted in the overflow series.
 #pragma once
 
 #include <array>
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -14,46 +24,110 @@
 #include <unordered_map>
 #include <vector>
 
+#include "l1/fork_registry.hpp"
 #include "metrics/histogram.hpp"
 #include "metrics/striped_counter.hpp"
 
+namespace cachekit::l1 {
+class L1Cache;
+struct NsRecord;
+}  // namespace cachekit::l1
+
 namespace cachekit::metrics {
 
-struct NamespaceMetrics {
-    explicit NamespaceMetrics(std::string name) : ns(std::move(name)) {}
-    const std::string ns;
+inline constexpr size_t kDefaultMaxSeries = 1024;
+inline constexpr size_t kMaxSeriesName = 256;           // longer names count in the overflow series
+inline constexpr std::string_view kOverflowSeries = "__other__";
+
+// One series' values at one moment.
+struct SeriesCounts {
+    std::string ns;
+    uint64_t l1_hits = 0, l2_hits = 0, misses = 0, stores = 0, loads = 0, load_errors = 0, waits = 0;
+    uint64_t stale_served = 0, refreshes = 0, dropped_fills = 0, too_large = 0, invalidations = 0;
+    uint64_t backend_errors = 0, timeouts = 0, corrupt = 0, tampered = 0, wrong_key = 0, downgrade = 0,
+             serializer_mismatch = 0;
+    HistogramCounts<kLatencyBucketsMs.size()> l2_latency_ms;
+    HistogramCounts<kSizeBucketsBytes.size()> stored_bytes;
+
+    // The numbers (not the name).
+    SeriesCounts &operator+=(const SeriesCounts &o) noexcept;
+    SeriesCounts &operator-=(const SeriesCounts &o) noexcept;
+    bool all_zero() const noexcept;
+};
+
+class NamespaceMetrics {
+public:
     StripedCounter l1_hits, l2_hits, misses, stores, loads, load_errors, waits;
     StripedCounter stale_served, refreshes, dropped_fills, too_large, invalidations;
     StripedCounter backend_errors, timeouts, corrupt, tampered, wrong_key, downgrade, serializer_mismatch;
     Histogram<kLatencyBucketsMs.size()> l2_latency_ms{kLatencyBucketsMs};
     Histogram<kSizeBucketsBytes.size()> stored_bytes{kSizeBucketsBytes};
-    // Where the L1 engine already counts this namespace's hits (a plaintext
-    // cache's: every engine hit is a cache hit, so they are not counted twice);
-    // set when the record is created, before anyone else sees it.
-    const StripedCounter *engine_l1_hits = nullptr;
-
-    uint64_t l1_hits_total() const { return l1_hits.total() + (engine_l1_hits ? engine_l1_hits->total() : 0); }
-};
-
-class CacheMetrics {
-public:
-    // `on_create` sees each namespace's record once, as it is created.
-    explicit CacheMetrics(std::function<void(NamespaceMetrics &)> on_create = {});
-    NamespaceMetrics &of(std::string_view ns);
-    // A stable snapshot of the namespaces (the objects live as long as this).
-    std::vector<const NamespaceMetrics *> all() const;
 
 private:
+    friend class CacheMetrics;
+    SeriesCounts read() const;  // the object's totals since it was made (engine hits aside)
+
+    // All guarded by the CacheMetrics mutex, except last_used_ (relaxed).
+    std::string ns_;  // never changes for a hot slot's series
+    SeriesCounts base_;  // read() when it was last folded: the current name's counts are read() - base_
+    const l1::NsRecord *engine_ = nullptr;  // pinned L1 record whose hits are this namespace's
+    uint64_t engine_base_ = 0;              // its hits when pinned
+    std::atomic<uint64_t> last_used_{0};
+    bool hot_ = false;
+};
+
+struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
+};
+
+class CacheMetrics final : l1::ForkSafe {
+public:
+    explicit CacheMetrics(size_t max_series = kDefaultMaxSeries);
+    ~CacheMetrics();
+    CacheMetrics(const CacheMetrics &) = delete;
+    CacheMetrics &operator=(const CacheMetrics &) = delete;
+
+    // A plaintext cache's L1 engine counts that cache's L1 hits itself, per
+    // namespace record: report them from there (each series pins its
+    // namespace's record). Call before the first of(); `l1` must outlive this.
+    void count_engine_hits(l1::L1Cache &l1);
+
+    // The series to count a call on namespace `ns` in. The reference stays
+    // valid as long as the cache.
+    NamespaceMetrics &of(std::string_view ns);
+
+    // Every series with its values (the overflow series when it has any),
+    // sorted by name.
+    std::vector<SeriesCounts> snapshot() const;
+    // The sum of the series (ns nullptr), or the series of `ns` (zeros when
+    // it has none; a folded namespace's counts are in "__other__").
+    SeriesCounts totals(const char *ns) const;
+    size_t series() const;  // namespaces with a series of their own
+
+private:
+    using Map = std::unordered_map<std::string, NamespaceMetrics *, NameHash, std::equal_to<>>;
     NamespaceMetrics &find_or_create(std::string_view ns);
+    void fold_locked(NamespaceMetrics &m);
+    void fold_least_recent_locked();
+    void fork_prepare() noexcept override { mutex_.lock(); }
+    void fork_parent() noexcept override { mutex_.unlock(); }
+    void fork_child() noexcept override;
 
     // The first namespaces a cache meets (most caches have one or a few):
-    // each slot is set once and never changes, so the lookup reads a line
-    // nobody writes. Later namespaces go through the map.
+    // each slot is set once and never changes (never folded), so the lookup
+    // reads a line nobody writes. Later namespaces go through the map.
     static constexpr size_t kHotSlots = 8;
     std::array<std::atomic<NamespaceMetrics *>, kHotSlots> hot_{};
+    const size_t max_series_;
     mutable std::shared_mutex mutex_;
-    std::unordered_map<std::string, std::unique_ptr<NamespaceMetrics>> by_ns_;
-    std::function<void(NamespaceMetrics &)> on_create_;
+    std::unique_ptr<Map> by_ns_;                           // the named series
+    std::vector<std::unique_ptr<NamespaceMetrics>> pool_;  // every object, named or free
+    std::vector<NamespaceMetrics *> free_;                 // folded, awaiting a name
+    NamespaceMetrics overflow_;
+    SeriesCounts folded_;  // what folded series had counted
+    std::atomic<uint64_t> tick_{1};  // moves on with each new series: the LRU clock
+    l1::L1Cache *engine_ = nullptr;
 };
 
 }  // namespace cachekit::metrics

@@ -43,11 +43,12 @@ public:
         out_ += name + "{" + labels + "} " + value + "\n";
     }
     template <size_t N>
-    void histogram(const char *name, const std::string &labels, const Histogram<N> &h) {
+    void histogram(const char *name, const std::string &labels, const std::array<double, N> &bounds,
+                   const HistogramCounts<N> &h) {
         uint64_t cumulative = 0;
         for (size_t i = 0; i <= N; ++i) {
-            cumulative += h.count_at(i);
-            std::string le = i < N ? number(h.bounds()[i]) : "+Inf";
+            cumulative += h.buckets[i];
+            std::string le = i < N ? number(bounds[i]) : "+Inf";
             sample(std::string(name) + "_bucket", labels + ",le=\"" + le + "\"", std::to_string(cumulative));
         }
         sample(std::string(name) + "_sum", labels, number(h.sum()));
@@ -62,63 +63,62 @@ private:
 }  // namespace
 
 std::string prometheus_text(const CacheMetrics &metrics, const ExpositionContext &ctx) {
-    auto all = metrics.all();
-    std::sort(all.begin(), all.end(), [](const NamespaceMetrics *a, const NamespaceMetrics *b) { return a->ns < b->ns; });
+    const std::vector<SeriesCounts> all = metrics.snapshot();  // sorted by name
     const std::string ser = label(ctx.serializer);
     Writer w;
 
     w.header("cache_operations_total", "counter", "Cache operations by outcome.");
-    for (const NamespaceMetrics *m : all) {
-        const std::string base = "namespace=\"" + label(m->ns) + "\",serializer=\"" + ser + "\"";
+    for (const SeriesCounts &m : all) {
+        const std::string base = "namespace=\"" + label(m.ns) + "\",serializer=\"" + ser + "\"";
         auto op = [&](const char *operation, const char *success, uint64_t v) {
             w.sample("cache_operations_total", std::string("operation=\"") + operation + "\"," + base +
                                                    ",success=\"" + success + "\"",
                      std::to_string(v));
         };
-        op("get", "true", m->l1_hits_total() + m->l2_hits.total());
-        op("get", "false", m->misses.total());
-        op("set", "true", m->stores.total());
-        op("set", "false", m->too_large.total() + m->dropped_fills.total());
-        op("load", "true", m->loads.total());
-        op("load", "false", m->load_errors.total());
-        op("invalidate", "true", m->invalidations.total());
+        op("get", "true", m.l1_hits + m.l2_hits);
+        op("get", "false", m.misses);
+        op("set", "true", m.stores);
+        op("set", "false", m.too_large + m.dropped_fills);
+        op("load", "true", m.loads);
+        op("load", "false", m.load_errors);
+        op("invalidate", "true", m.invalidations);
     }
     w.header("cachekit_cache_hits_total", "counter", "Cache hits by tier.");
-    for (const NamespaceMetrics *m : all) {
-        const std::string base = "namespace=\"" + label(m->ns) + "\"";
-        w.sample("cachekit_cache_hits_total", base + ",tier=\"l1\"", std::to_string(m->l1_hits_total()));
-        w.sample("cachekit_cache_hits_total", base + ",tier=\"l2\"", std::to_string(m->l2_hits.total()));
+    for (const SeriesCounts &m : all) {
+        const std::string base = "namespace=\"" + label(m.ns) + "\"";
+        w.sample("cachekit_cache_hits_total", base + ",tier=\"l1\"", std::to_string(m.l1_hits));
+        w.sample("cachekit_cache_hits_total", base + ",tier=\"l2\"", std::to_string(m.l2_hits));
     }
     w.header("cachekit_cache_errors_total", "counter", "Backend failures and refused entries, by kind.");
-    for (const NamespaceMetrics *m : all) {
-        const std::string base = "namespace=\"" + label(m->ns) + "\",kind=\"";
+    for (const SeriesCounts &m : all) {
+        const std::string base = "namespace=\"" + label(m.ns) + "\",kind=\"";
         auto err = [&](const char *kind, uint64_t v) { w.sample("cachekit_cache_errors_total", base + kind + "\"", std::to_string(v)); };
-        err("backend", m->backend_errors.total());
-        err("timeout", m->timeouts.total());
-        err("corrupt", m->corrupt.total());
-        err("tampered", m->tampered.total());
-        err("wrong_key", m->wrong_key.total());
-        err("downgrade", m->downgrade.total());
-        err("serializer_mismatch", m->serializer_mismatch.total());
+        err("backend", m.backend_errors);
+        err("timeout", m.timeouts);
+        err("corrupt", m.corrupt);
+        err("tampered", m.tampered);
+        err("wrong_key", m.wrong_key);
+        err("downgrade", m.downgrade);
+        err("serializer_mismatch", m.serializer_mismatch);
     }
     w.header("cachekit_stale_served_total", "counter", "Stale-while-revalidate hits served.");
-    for (const NamespaceMetrics *m : all)
-        w.sample("cachekit_stale_served_total", "namespace=\"" + label(m->ns) + "\"", std::to_string(m->stale_served.total()));
+    for (const SeriesCounts &m : all)
+        w.sample("cachekit_stale_served_total", "namespace=\"" + label(m.ns) + "\"", std::to_string(m.stale_served));
     w.header("cache_operation_duration_ms", "histogram", "L2 read latency in milliseconds.");
-    for (const NamespaceMetrics *m : all)
+    for (const SeriesCounts &m : all)
         w.histogram("cache_operation_duration_ms",
-                    "operation=\"l2_get\",namespace=\"" + label(m->ns) + "\",serializer=\"" + ser + "\"", m->l2_latency_ms);
+                    "operation=\"l2_get\",namespace=\"" + label(m.ns) + "\",serializer=\"" + ser + "\"", kLatencyBucketsMs, m.l2_latency_ms);
     w.header("cache_operation_size_bytes", "histogram", "Stored entry sizes in bytes.");
-    for (const NamespaceMetrics *m : all)
+    for (const SeriesCounts &m : all)
         w.histogram("cache_operation_size_bytes",
-                    "operation=\"set\",namespace=\"" + label(m->ns) + "\",serializer=\"" + ser + "\"", m->stored_bytes);
+                    "operation=\"set\",namespace=\"" + label(m.ns) + "\",serializer=\"" + ser + "\"", kSizeBucketsBytes, m.stored_bytes);
     if (ctx.has_backend) {
         static const char *names[] = {"closed", "open", "half_open"};
         const int s = ctx.breaker_state;
         w.header("circuit_breaker_state", "gauge", "L2 circuit breaker state: 0 closed, 1 open, 2 half-open.");
-        for (const NamespaceMetrics *m : all)
+        for (const SeriesCounts &m : all)
             w.sample("circuit_breaker_state",
-                     "namespace=\"" + label(m->ns) + "\",state=\"" + (s >= 0 && s <= 2 ? names[s] : "unknown") + "\"",
+                     "namespace=\"" + label(m.ns) + "\",state=\"" + (s >= 0 && s <= 2 ? names[s] : "unknown") + "\"",
                      std::to_string(s));
     }
     return w.take();

@@ -7,6 +7,8 @@
 // cachekit_cache_stats_get totals are exact for "m", for "o" and for all,
 // and cachekit_cache_metrics_text carries the matching
 // cache_operations_total lines.
+#include <set>
+
 #include "cache_test_util.hpp"
 
 namespace {
@@ -267,6 +269,94 @@ void test_l1_hits_count_under_the_entry_namespace(void **) {
     }
 }
 
+// The sum of the values of the metrics lines that start with `prefix` and
+// contain `part`, and how many distinct namespace labels the text has.
+uint64_t sum_lines(const std::string &text, const std::string &prefix, const std::string &part) {
+    uint64_t sum = 0;
+    size_t at = 0;
+    while (at < text.size()) {
+        size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(at, end - at);
+        at = end + 1;
+        if (line.rfind(prefix, 0) != 0 || line.find(part) == std::string::npos) continue;
+        sum += std::stoull(line.substr(line.rfind(' ') + 1));
+    }
+    return sum;
+}
+
+size_t namespace_labels(const std::string &text) {
+    std::set<std::string> names;
+    const std::string marker = "cachekit_stale_served_total{namespace=\"";
+    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + 1)) {
+        size_t from = at + marker.size();
+        names.insert(text.substr(from, text.find('"', from) - from));
+    }
+    return names.size();
+}
+
+// Issue 12: at most 1,024 namespaces have series of their own; the least
+// recently used fold into "__other__" and every count stays: totals over the
+// series equal the calls made, plaintext (engine-counted hits) or encrypted.
+void test_namespaces_beyond_the_cap_fold_into_other(void **) {
+    constexpr int kNamespaces = 3000;
+    for (bool encrypted : {false, true}) {
+        cachekit_cache_options o = ct::default_options();
+        o.backend_url = "none";
+        if (encrypted) {
+            o.encryption = CACHEKIT_ON;
+            o.master_key_hex = ct::kMasterKeyHex;
+        }
+        ct::CacheHandle cache = ct::new_cache(&o);
+        cachekit_cache *c = cache.get();
+        const std::string v = ct::mp_str("v");
+        Buf out;
+        for (int i = 0; i < kNamespaces; ++i) {
+            const std::string ns = "n" + std::to_string(i), k = "k" + std::to_string(i), absent = "a" + std::to_string(i);
+            CT_OK(cachekit_cache_put(c, ns.c_str(), k.data(), k.size(), v.data(), v.size(), CACHEKIT_TTL_DEFAULT));
+            CT_OK(cachekit_cache_get(c, out.get(), nullptr, ns.c_str(), k.data(), k.size()));
+            CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(c, out.get(), nullptr, ns.c_str(), absent.data(), absent.size()));
+        }
+        cachekit_cache_stats all = ct::stats_of(c, nullptr);
+        assert_int_equal(all.stores, kNamespaces);
+        assert_int_equal(all.l1_hits, kNamespaces);
+        assert_int_equal(all.misses, kNamespaces);
+        // The first namespaces keep their series, and so do the recent ones.
+        for (const char *ns : {"n0", "n7", "n2999"}) {
+            cachekit_cache_stats one = ct::stats_of(c, ns);
+            assert_int_equal(one.stores, 1);
+            assert_int_equal(one.l1_hits, 1);
+            assert_int_equal(one.misses, 1);
+        }
+        assert_true(ct::stats_of(c, "__other__").stores > 0);
+
+        Buf text;
+        CT_OK(cachekit_cache_metrics_text(c, text.get()));
+        const std::string t = text.str();
+        assert_true(namespace_labels(t) <= 1025);
+        assert_true(ct::contains(t, "namespace=\"__other__\""));
+        assert_int_equal(sum_lines(t, "cache_operations_total{operation=\"get\"", "success=\"true\""), kNamespaces);
+        assert_int_equal(sum_lines(t, "cache_operations_total{operation=\"get\"", "success=\"false\""), kNamespaces);
+        assert_int_equal(sum_lines(t, "cache_operations_total{operation=\"set\"", "success=\"true\""), kNamespaces);
+        assert_int_equal(sum_lines(t, "cachekit_cache_hits_total{", "tier=\"l1\""), kNamespaces);
+    }
+}
+
+// A namespace name longer than 256 bytes never gets a series of its own.
+void test_long_namespace_counts_in_other(void **) {
+    cachekit_cache_options o = ct::default_options();
+    o.backend_url = "none";
+    ct::CacheHandle cache = ct::new_cache(&o);
+    cachekit_cache *c = cache.get();
+    const std::string ns(300, 'n');
+    Buf out;
+    CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(c, out.get(), nullptr, ns.c_str(), "k", 1));
+    assert_int_equal(ct::stats_of(c, "__other__").misses, 1);
+    Buf text;
+    CT_OK(cachekit_cache_metrics_text(c, text.get()));
+    assert_false(ct::contains(text.str(), ns));
+}
+
 }  // namespace
 
 int main() {
@@ -274,6 +364,8 @@ int main() {
         cmocka_unit_test(test_exact_totals_under_concurrency),
         cmocka_unit_test(test_failure_counters),
         cmocka_unit_test(test_l1_hits_count_under_the_entry_namespace),
+        cmocka_unit_test(test_namespaces_beyond_the_cap_fold_into_other),
+        cmocka_unit_test(test_long_namespace_counts_in_other),
     };
     return cmocka_run_group_tests_name("cache_metrics", tests, nullptr, nullptr);
 }
