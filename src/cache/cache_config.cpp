@@ -141,6 +141,7 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
     cachekit_backend_options bo = o.backend_options;
     if (bo.struct_size == 0) bo.struct_size = sizeof bo;
     l2::OpenOptions oo = open_options(bo);
+    if (oo.redis_max_reply_bytes == 0) oo.redis_max_reply_bytes = l2::reply_limit_for_values(c.max_value_bytes);
     oo.resilience.fail_open = false;  // the cache applies its own policy and counts by namespace
     std::shared_ptr<l2::ResilientBackend> owned = l2::open_backend(url, oo);
     l2::ResilientBackend *raw = owned.get();
