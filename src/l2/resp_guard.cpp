@@ -62,7 +62,7 @@ bool RespGuard::feed(const char *data, size_t n) {
             if (take > max - line_len_)
                 return refuse(Refusal::Malformed,
                               std::string(line_name(type_)) + " longer than " + std::to_string(max) + " bytes");
-            if (type_ == '$' || type_ == '*') std::memcpy(header_ + line_len_, data + i, take);
+            if (is_length_type(type_)) std::memcpy(header_ + line_len_, data + i, take);
             line_len_ += take;
             reply_bytes_ += take;
             i += take;
@@ -129,16 +129,22 @@ bool RespGuard::start(char type) {
     }
 }
 
+// A decimal int64 as hiredis's parser takes it: "0", or an optional '-'
+// and a first digit 1-9 (no "-0", no leading zeros, no '+').
 bool RespGuard::header_number(int64_t *out) {
+    if (line_len_ == 1 && header_[0] == '0') {
+        *out = 0;
+        return true;
+    }
     size_t i = 0;
     const bool negative = line_len_ > 0 && header_[0] == '-';
     if (negative) ++i;
-    if (i == line_len_) return false;
+    if (i == line_len_ || header_[i] == '0') return false;
     uint64_t v = 0;
     for (; i < line_len_; ++i) {
         const char c = header_[i];
         if (c < '0' || c > '9') return false;
-        if (v > (uint64_t(INT64_MAX) - uint64_t(c - '0')) / 10) return false;
+        if (v > (uint64_t(INT64_MAX) - uint64_t(c - '0')) / 10) return false;  // past INT64_MAX
         v = v * 10 + uint64_t(c - '0');
     }
     *out = negative ? -int64_t(v) : int64_t(v);
@@ -146,12 +152,12 @@ bool RespGuard::header_number(int64_t *out) {
 }
 
 bool RespGuard::end_line() {
-    if (type_ == '+' || type_ == '-' || type_ == ':') return value_done();
+    if (type_ == '+' || type_ == '-') return value_done();
     int64_t len = 0;
-    if (!header_number(&len) || len < -1)
+    if (!header_number(&len) || (type_ != ':' && len < -1))
         return refuse(Refusal::Malformed, std::string(line_name(type_)) + " reading \"" +
                                               std::string(header_, line_len_) + "\"");
-    if (len == -1) return value_done();  // nil
+    if (type_ == ':' || len == -1) return value_done();  // an integer, or nil
     const uint64_t count = uint64_t(len);
     if (type_ == '$') {
         if (count > limit_ || count + 2 > limit_ - std::min(limit_, reply_bytes_))

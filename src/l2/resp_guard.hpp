@@ -11,7 +11,8 @@
 //   - an array the command cannot answer: deeper than its shape, or
 //     declaring more elements than the shape allows at that depth (Malformed);
 //   - a status, error or integer line longer than kMaxLine, a length header
-//     longer than kMaxHeader, an unknown type byte, a bad length, a bulk
+//     longer than kMaxHeader, an unknown type byte, a bad length or
+//     integer (not a decimal int64), a bulk
 //     string not followed by CRLF (Malformed);
 //   - any byte after the last reply expected (Malformed).
 // Each expected reply is queued with expect() (one per command written);

@@ -126,6 +126,9 @@ void test_bad_bytes_refused(void **) {
     refused({ReplyShape::scalar()}, "$99999999999999999999\r\n", "a bulk length line reading");
     refused({ReplyShape::scalar()}, "$\r\n", "a bulk length line reading");
     refused({ReplyShape::array(3)}, "*x\r\n", "an array length line reading \"x\"");
+    refused({ReplyShape::scalar()}, ":1+\r\n", "an integer line reading \"1+\"");
+    refused({ReplyShape::array(3)}, "*-0\r\n", "an array length line reading \"-0\"");
+    refused({ReplyShape::scalar()}, "$05\r\nhello\r\n", "a bulk length line reading \"05\"");
     refused({ReplyShape::scalar()}, "$1\r\rx", "a CR without LF in a length line");
     refused({ReplyShape::scalar()}, "$3\r\nabcXY", "a bulk string not followed by CRLF");
     refused({ReplyShape::scalar()}, "%2\r\n", "unknown reply type byte 0x25");  // RESP3 map
