@@ -436,6 +436,12 @@ CACHEKIT_API int cachekit_backend_options_init(cachekit_backend_options *opts,
  * CACHEKIT_REDIS_URL, then REDIS_URL. rediss:// is CACHEKIT_EINVAL (this
  * build's hiredis has no TLS). The Redis backend connects lazily; a server
  * that is down makes calls fail, not the open. opts NULL = defaults.
+ * Every call ends within command_timeout_ms (connect included), however
+ * slowly the server answers; replies are bounded by max_reply_bytes before
+ * they are read. Fork-safe: after fork() a child's first call drops the
+ * Redis connections it inherited (closing its copies of the sockets,
+ * sending nothing: the parent's stay open and in step) and connects anew;
+ * the breaker state is inherited, calls in flight in other threads are not.
  * Since 0.1. */
 CACHEKIT_API int cachekit_backend_open(cachekit_backend **out, const char *url,
                                        const cachekit_backend_options *opts) CACHEKIT_NOEXCEPT;
