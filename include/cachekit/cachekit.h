@@ -517,8 +517,9 @@ typedef struct cachekit_backend cachekit_backend;
 typedef struct cachekit_backend_options {
     size_t struct_size;
     uint32_t pool_size;               /* Redis connections: 10 */
-    uint32_t connect_timeout_ms;      /* 5000 */
-    uint32_t command_timeout_ms;      /* every call's deadline: 5000 */
+    uint32_t connect_timeout_ms;      /* Redis connect + AUTH + SELECT: 500 (never past the call's deadline) */
+    uint32_t command_timeout_ms;      /* every call's whole deadline, all reads and writes: 250 (a cache
+                                         must fail fast); a timeout counts as a breaker failure */
     uint32_t breaker_failures;        /* consecutive failures that open it: 5 */
     uint32_t breaker_recovery_ms;     /* open -> half-open: 30000 */
     uint32_t breaker_half_open_calls; /* trial calls admitted when half-open: 3 */
@@ -530,9 +531,13 @@ typedef struct cachekit_backend_options {
     uint64_t file_max_bytes;          /* file backend size limit: 1 GiB */
     uint64_t file_max_entries;        /* file backend entry limit: 10000 */
     uint64_t file_max_value_bytes;    /* file backend largest value: 100 MiB */
+    uint64_t max_reply_bytes;         /* Redis: largest reply read, framing included; a bigger value is
+                                         CACHEKIT_ETOOBIG, refused from its length before it is read.
+                                         0 = 513 MiB for a backend opened alone; a cache's own backend
+                                         takes its max_value_bytes plus envelope overhead. Since 0.2. */
 } cachekit_backend_options;
 
-#define CACHEKIT_BACKEND_OPTIONS_INIT {sizeof(cachekit_backend_options), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define CACHEKIT_BACKEND_OPTIONS_INIT {sizeof(cachekit_backend_options), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 /* Fill `opts` with the defaults for a caller whose struct has struct_size
  * bytes (for FFI callers). Since 0.1. */
@@ -544,6 +549,12 @@ CACHEKIT_API int cachekit_backend_options_init(cachekit_backend_options *opts,
  * CACHEKIT_REDIS_URL, then REDIS_URL. rediss:// is CACHEKIT_EINVAL (this
  * build's hiredis has no TLS). The Redis backend connects lazily; a server
  * that is down makes calls fail, not the open. opts NULL = defaults.
+ * Every call ends within command_timeout_ms (connect included), however
+ * slowly the server answers; replies are bounded by max_reply_bytes before
+ * they are read. Fork-safe: after fork() a child's first call drops the
+ * Redis connections it inherited (closing its copies of the sockets,
+ * sending nothing: the parent's stay open and in step) and connects anew;
+ * the breaker state is inherited, calls in flight in other threads are not.
  * Since 0.1. */
 CACHEKIT_API int cachekit_backend_open(cachekit_backend **out, const char *url,
                                        const cachekit_backend_options *opts) CACHEKIT_NOEXCEPT;

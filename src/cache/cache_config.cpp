@@ -177,6 +177,7 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
     }
     if (url == "none") return c;
     l2::OpenOptions oo = open_options(o.backend_options);
+    if (oo.redis_max_reply_bytes == 0) oo.redis_max_reply_bytes = l2::reply_limit_for_values(c.max_value_bytes);
     oo.resilience.fail_open = false;  // the cache applies its own policy and counts by namespace
     std::shared_ptr<l2::ResilientBackend> owned = l2::open_backend(url, oo);
     l2::ResilientBackend *raw = owned.get();

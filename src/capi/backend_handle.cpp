@@ -15,8 +15,8 @@ constexpr double kMaxTtlSeconds = 3153600000.0;
 const cachekit_backend_options kDefaults = {
     sizeof(cachekit_backend_options),
     10,            // pool_size
-    5000,          // connect_timeout_ms
-    5000,          // command_timeout_ms
+    500,           // connect_timeout_ms
+    250,           // command_timeout_ms
     5,             // breaker_failures
     30000,         // breaker_recovery_ms
     3,             // breaker_half_open_calls
@@ -28,6 +28,7 @@ const cachekit_backend_options kDefaults = {
     1ULL << 30,    // file_max_bytes
     10000,         // file_max_entries
     100ULL << 20,  // file_max_value_bytes
+    0,             // max_reply_bytes: the Redis default (or a cache's own)
 };
 
 }  // namespace
@@ -55,6 +56,7 @@ cachekit_backend_options read_backend_options(const cachekit_backend_options *op
     CK_TAKE(file_max_bytes)
     CK_TAKE(file_max_entries)
     CK_TAKE(file_max_value_bytes)
+    CK_TAKE(max_reply_bytes)
 #undef CK_TAKE
     return o;
 }
@@ -67,6 +69,7 @@ l2::OpenOptions to_open_options(const cachekit_backend_options &o) {
     oo.file_max_bytes = o.file_max_bytes;
     oo.file_max_entries = o.file_max_entries;
     oo.file_max_value_bytes = o.file_max_value_bytes;
+    oo.redis_max_reply_bytes = o.max_reply_bytes;
     auto &r = oo.resilience;
     r.command_timeout = milliseconds(o.command_timeout_ms);
     r.breaker.failure_threshold = o.breaker_failures;

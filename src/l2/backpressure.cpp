@@ -1,5 +1,7 @@
 #include "l2/backpressure.hpp"
 
+#include <new>
+
 namespace cachekit::l2 {
 
 bool Backpressure::acquire() {
@@ -15,6 +17,12 @@ void Backpressure::release() {
         --in_flight_;
     }
     cv_.notify_one();
+}
+
+void Backpressure::after_fork_child() noexcept {
+    in_flight_ = 0;  // the slots were held by the parent's threads
+    new (&cv_) std::condition_variable();  // forget their waits (the old one is abandoned, not destroyed)
+    mu_.unlock();
 }
 
 uint32_t Backpressure::in_flight() const {

@@ -1,5 +1,7 @@
 // Backpressure: at most `max_in_flight` calls at once (0 = unbounded). A call
 // over the bound waits up to `wait` for a slot, else it is rejected.
+// Fork-safe: a forked child starts with no calls in flight (the parent's
+// threads that held slots do not exist there) and a usable mutex.
 #pragma once
 
 #include <chrono>
@@ -7,11 +9,18 @@
 #include <cstdint>
 #include <mutex>
 
+#include "util/fork_hooks.hpp"
+
 namespace cachekit::l2 {
 
-class Backpressure {
+class Backpressure final : private fork_hooks::Participant {
 public:
-    Backpressure(uint32_t max_in_flight, std::chrono::milliseconds wait) : max_(max_in_flight), wait_(wait) {}
+    Backpressure(uint32_t max_in_flight, std::chrono::milliseconds wait) : max_(max_in_flight), wait_(wait) {
+        fork_hooks::join(this);
+    }
+    ~Backpressure() { fork_hooks::leave(this); }
+    Backpressure(const Backpressure &) = delete;
+    Backpressure &operator=(const Backpressure &) = delete;
 
     // True with a slot taken (give it back with release()); false when none
     // freed up in time.
@@ -34,6 +43,10 @@ public:
     };
 
 private:
+    void before_fork() noexcept override { mu_.lock(); }
+    void after_fork_parent() noexcept override { mu_.unlock(); }
+    void after_fork_child() noexcept override;
+
     const uint32_t max_;
     const std::chrono::milliseconds wait_;
     mutable std::mutex mu_;

@@ -10,6 +10,7 @@ CircuitBreaker::CircuitBreaker(BreakerConfig config) : config_(std::move(config)
     if (config_.failure_threshold == 0 || config_.half_open_calls == 0 || config_.success_threshold == 0)
         fail(CACHEKIT_EINVAL, "breaker thresholds must be positive");
     if (config_.recovery.count() < 0) fail(CACHEKIT_EINVAL, "breaker recovery time is negative");
+    fork_hooks::join(this);
 }
 
 void CircuitBreaker::open_locked(SteadyClock::time_point at) {

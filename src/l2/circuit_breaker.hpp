@@ -7,7 +7,8 @@
 // success(), failure() or neutral() (the call was not a verdict on the
 // backend: invalid input, a miss, a backpressure rejection). Outcomes of
 // tickets issued in an earlier state (e.g. a slow call admitted while closed
-// that finishes after the breaker opened) are ignored. Thread-safe.
+// that finishes after the breaker opened) are ignored. Thread-safe and
+// fork-safe: a forked child keeps the state but not the parent's trial calls.
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <mutex>
 
 #include "l2/backend.hpp"
+#include "util/fork_hooks.hpp"
 
 namespace cachekit::l2 {
 
@@ -28,7 +30,7 @@ struct BreakerConfig {
     std::function<SteadyClock::time_point()> clock;
 };
 
-class CircuitBreaker {
+class CircuitBreaker final : private fork_hooks::Participant {
 public:
     enum class State { Closed = CACHEKIT_BREAKER_CLOSED, Open = CACHEKIT_BREAKER_OPEN, HalfOpen = CACHEKIT_BREAKER_HALF_OPEN };
 
@@ -39,6 +41,9 @@ public:
     };
 
     explicit CircuitBreaker(BreakerConfig config);
+    ~CircuitBreaker() { fork_hooks::leave(this); }
+    CircuitBreaker(const CircuitBreaker &) = delete;
+    CircuitBreaker &operator=(const CircuitBreaker &) = delete;
 
     Ticket allow();
     void success(const Ticket &t);
@@ -51,6 +56,12 @@ public:
     uint64_t times_opened() const;
 
 private:
+    void before_fork() noexcept override { mu_.lock(); }
+    void after_fork_parent() noexcept override { mu_.unlock(); }
+    void after_fork_child() noexcept override {
+        trials_in_flight_ = 0;  // run by the parent's threads: they never report here
+        mu_.unlock();
+    }
     SteadyClock::time_point now() const { return config_.clock ? config_.clock() : SteadyClock::now(); }
     void open_locked(SteadyClock::time_point at);
     void maybe_half_open_locked(SteadyClock::time_point at);

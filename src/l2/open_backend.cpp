@@ -50,6 +50,7 @@ std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOption
         rc.pool_size = o.pool_size;
         rc.connect_timeout = o.connect_timeout;
         rc.command_timeout = o.resilience.command_timeout;
+        rc.max_reply_bytes = o.redis_max_reply_bytes;
 #ifdef CACHEKIT_HAVE_HIREDIS
         return open_redis(rc);
 #else
@@ -71,6 +72,11 @@ std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOption
     }
     std::string shown(url.substr(0, 64));
     fail(CACHEKIT_EINVAL, "unsupported backend URL \"" + shown + "\": use " + kSchemes);
+}
+
+uint64_t reply_limit_for_values(uint64_t max_value_bytes) {
+    const uint64_t slack = max_value_bytes / 64 + (64 << 10);
+    return max_value_bytes > UINT64_MAX - slack ? UINT64_MAX : max_value_bytes + slack;
 }
 
 std::unique_ptr<ResilientBackend> open_backend(std::string_view url, const OpenOptions &options) {

@@ -17,7 +17,8 @@ namespace cachekit::l2 {
 
 struct OpenOptions {
     unsigned pool_size = 10;
-    std::chrono::milliseconds connect_timeout{5000};
+    std::chrono::milliseconds connect_timeout{500};
+    uint64_t redis_max_reply_bytes = 0;  // 0 = kRedisDefaultMaxReplyBytes
     uint64_t file_max_bytes = 1ULL << 30;
     uint64_t file_max_entries = 10000;
     uint64_t file_max_value_bytes = 100ULL << 20;
@@ -31,6 +32,11 @@ std::string resolve_url(const char *url);
 
 // The backend for a URL, without the resilience layer.
 std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOptions &options);
+
+// The Redis reply limit for a cache storing values up to max_value_bytes:
+// room for the envelope, worst-case LZ4 growth, the AEAD tag and nonce, and
+// the RESP framing.
+uint64_t reply_limit_for_values(uint64_t max_value_bytes);
 
 // open_backend_raw wrapped in a ResilientBackend.
 std::unique_ptr<ResilientBackend> open_backend(std::string_view url, const OpenOptions &options);

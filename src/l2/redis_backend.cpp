@@ -1,15 +1,21 @@
 // The Redis backend on hiredis 0.14 (blocking contexts, RESP2, no TLS).
 //
 // A pool of up to pool_size connections, opened lazily. A call checks one out
-// (waiting on a condvar bounded by its deadline), arms the socket timeout to
-// min(command_timeout, deadline remaining), runs its command(s) and checks
-// the connection back in. A connection that saw an I/O error or a timeout is
-// discarded (its protocol state is unknown); an error reply is not an I/O
-// error and leaves the connection usable. After a failed connect, further
-// connects wait an exponential backoff and calls fail fast meanwhile.
+// (waiting on a condvar bounded by its deadline), runs its command(s) and
+// checks the connection back in. Each round trip must end by
+// min(deadline, start + command_timeout): the socket timeout is armed to the
+// time left before every send and read, so a trickling server cannot stretch
+// it. Replies are read here (not by redisGetReply) and pass a RespGuard
+// before hiredis's reader sees a byte. A connection that saw an I/O error, a
+// timeout or a refused reply is discarded (its protocol state is unknown); an
+// error reply is not an I/O error and leaves the connection usable. After a
+// failed connect, further connects wait an exponential backoff and calls fail
+// fast meanwhile. Fork-safe: a child drops the connections it inherited
+// (closing its copies of the fds, sending nothing) and opens its own.
 #include "l2/redis_backend.hpp"
 
 #include <hiredis/hiredis.h>
+#include <hiredis/read.h>
 #include <sodium.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -17,19 +23,23 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "codec/crypto.hpp"
 #include "l2/redis_replies.hpp"
+#include "l2/resp_guard.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
+#include "util/fork_hooks.hpp"
 
 namespace cachekit::l2 {
 namespace {
@@ -45,6 +55,9 @@ constexpr std::string_view kUnlockSha = "b70c2384248f88e6b75b9f89241a180f856ad85
 constexpr size_t kMgetChunk = 1000;      // keys per MGET
 constexpr size_t kPipelineChunk = 1000;  // commands written before reading their replies
 constexpr std::string_view kScanCount = "1000";
+// SCAN's COUNT is a hint: a page may hold more keys (a whole hash bucket).
+constexpr uint32_t kScanMaxKeys = 100000;
+constexpr size_t kReadChunk = 16 * 1024;  // bytes per recv, as hiredis reads
 // An idle connection unused for this long is probed (MSG_PEEK) before reuse,
 // so one closed by the server (restart, idle timeout) is dropped silently.
 constexpr int64_t kProbeAfterIdleMs = 1000;
@@ -90,8 +103,12 @@ public:
     }
 
     // Send everything: 0 on success, else the errno of the failed send.
-    int send_all(int fd) {
+    // before_retry() runs before every sendmsg but the first (it re-arms the
+    // socket timeout to the time left, or throws when none is left).
+    template <class F>
+    int send_all(int fd, F &&before_retry) {
         close_run();
+        bool first = true;
         size_t seg = 0, skip = 0;  // progress: segments done, bytes of segs_[seg] already sent
         while (seg < segs_.size()) {
             iovec iov[64];
@@ -106,9 +123,11 @@ public:
             msghdr msg{};
             msg.msg_iov = iov;
             msg.msg_iovlen = static_cast<size_t>(n);
+            if (!first) before_retry();
+            first = false;
             ssize_t sent = sendmsg(fd, &msg, MSG_NOSIGNAL);  // never SIGPIPE
             if (sent < 0) {
-                if (errno == EINTR) continue;
+                if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;  // before_retry decides
                 return errno;
             }
             size_t left = static_cast<size_t>(sent);
@@ -152,14 +171,17 @@ struct Conn {
     redisContext *ctx = nullptr;
     long long timeout_us = -1;  // the socket timeout last set; -1 unknown
     int pending = 0;            // requests written or queued whose replies are not read yet
-    bool broken = false;        // a send failed or timed out: never reuse
+    bool broken = false;        // a send failed or timed out, a reply was refused: never reuse
     bool server_gone = false;   // an I/O error other than a timeout
     int64_t last_used_ms = 0;   // coarse_ms() at the last check-in
     Outbox out;
+    RespGuard guard;            // every byte read passes it before hiredis's reader
 
-    Conn() = default;
+    explicit Conn(uint64_t max_reply_bytes) : guard(max_reply_bytes) {}
     Conn(const Conn &) = delete;
     Conn &operator=(const Conn &) = delete;
+    // redisFree closes the fd and frees memory; it writes nothing (no QUIT),
+    // so dropping a connection inherited over fork() leaves the parent's alone.
     ~Conn() {
         if (ctx) redisFree(ctx);
     }
@@ -183,29 +205,73 @@ bool is_timeout(int saved_errno, const redisContext *ctx) {
            std::strstr(ctx->errstr, "timed out") != nullptr;
 }
 
-// The I/O of one connection: arm the socket timeout, queue requests, send
-// them (sendmsg, MSG_NOSIGNAL: hiredis 0.14 would write(2) and risk SIGPIPE),
-// read replies with hiredis's reader. Errors throw cachekit::Error and leave
-// the connection marked so the pool discards it.
+// The I/O of one connection: queue requests, send them (sendmsg,
+// MSG_NOSIGNAL: hiredis 0.14 would write(2) and risk SIGPIPE), read the
+// replies (recv, each chunk checked by the connection's RespGuard, then fed
+// to hiredis's reader). Every round trip ends by its own time limit,
+// min(deadline, now + command_timeout). Errors throw cachekit::Error and
+// leave the connection marked so the pool discards it.
 class Wire {
 public:
     Wire(std::string where, long long command_us) : where_(std::move(where)), command_us_(command_us) {}
 
     const std::string &where() const { return where_; }
 
-    // Set the socket timeout to min(command timeout, deadline remaining).
-    // The setting is kept while it lies within [want - want/16, want], and a
-    // new one is set 1/64 below want, so back-to-back calls with fresh
-    // deadlines (remaining a few microseconds shorter each time) usually make
-    // no setsockopt calls. A call may thus time out up to ~6 % early, never late.
-    void arm(Conn &conn, Deadline deadline) const {
-        auto now = SteadyClock::now();
+    void append(Conn &conn, int argc, const char *const *argv, const size_t *lens,
+                ReplyShape shape = ReplyShape::scalar()) const {
+        conn.out.command(argc, argv, lens);
+        conn.guard.expect(shape);
+        ++conn.pending;
+    }
+
+    // The next reply (never null: failures throw). Sends queued requests first.
+    Reply next(Conn &conn, const char *what, Deadline deadline) const {
+        const auto now = SteadyClock::now();
         if (now >= deadline.at) fail(CACHEKIT_ETIMEOUT, where_ + ": deadline passed before the command was sent");
-        long long want =
-            std::min(command_us_, static_cast<long long>(duration_cast<microseconds>(deadline.at - now).count()));
-        if (conn.timeout_us > want || conn.timeout_us < want - want / 16) {
-            long long set = want - want / 64;
+        const RoundTrip trip{now, std::min(deadline.at, now + microseconds(command_us_)), what};
+        arm(conn, trip, now);
+        if (!conn.out.empty()) send(conn, trip);
+        bool armed = true;  // for the first read: arm() just ran
+        for (;;) {
+            void *raw = nullptr;
+            if (redisReaderGetReply(conn.ctx->reader, &raw) != REDIS_OK) {
+                conn.broken = true;
+                fail(CACHEKIT_EBACKEND, where_ + ": " + what + ": protocol error: " + conn.ctx->reader->errstr);
+            }
+            if (raw != nullptr) {
+                --conn.pending;
+                return Reply(static_cast<redisReply *>(raw));
+            }
+            receive(conn, trip, armed);
+            armed = false;
+        }
+    }
+
+    // One command, one reply.
+    Reply run(Conn &conn, int argc, const char *const *argv, const size_t *lens, const char *what,
+              Deadline deadline, ReplyShape shape = ReplyShape::scalar()) const {
+        append(conn, argc, argv, lens, shape);
+        return next(conn, what, deadline);
+    }
+
+private:
+    struct RoundTrip {
+        SteadyClock::time_point start, until;  // until = min(deadline, start + command timeout)
+        const char *what;
+    };
+
+    // Set the socket timeout (SO_RCVTIMEO/SO_SNDTIMEO) to the time left. The
+    // setting is kept while it lies within [left - left/16, left], and a new
+    // one is set 1/64 below it, so back-to-back calls with fresh budgets
+    // usually make no setsockopt call. A wait that ends early is resumed
+    // with the rest (receive/send), so the trip ends at `until`, not before.
+    void arm(Conn &conn, const RoundTrip &trip, SteadyClock::time_point now) const {
+        const long long left = duration_cast<microseconds>(trip.until - now).count();
+        if (left <= 0) timed_out(conn, trip);
+        if (conn.timeout_us > left || conn.timeout_us < left - left / 16) {
+            const long long set = left - left / 64;
             if (redisSetTimeout(conn.ctx, to_timeval(set)) != REDIS_OK) {
+                conn.broken = true;
                 conn.server_gone = true;
                 fail(CACHEKIT_EBACKEND, where_ + ": cannot set the socket timeout: " + conn.ctx->errstr);
             }
@@ -213,70 +279,90 @@ public:
         }
     }
 
-    void append(Conn &conn, int argc, const char *const *argv, const size_t *lens) const {
-        conn.out.command(argc, argv, lens);
-        ++conn.pending;
-    }
-
-    // The next reply (never null: failures throw). Sends queued requests first.
-    Reply next(Conn &conn, const char *what, Deadline deadline) const {
-        arm(conn, deadline);
-        if (!conn.out.empty()) {
-            int err = conn.out.send_all(conn.ctx->fd);
-            if (err != 0) {
-                conn.broken = true;
-                conn.out.clear();
-                if (is_timeout_errno(err))
-                    fail(CACHEKIT_ETIMEOUT, where_ + ": " + what + " timed out after " +
-                                                std::to_string(conn.timeout_us / 1000) + " ms sending");
-                conn.server_gone = true;
-                fail(CACHEKIT_EBACKEND, where_ + ": " + what + " failed: " + std::strerror(err));
-            }
-        }
-        void *raw = nullptr;
-        errno = 0;
-        if (redisGetReply(conn.ctx, &raw) != REDIS_OK || raw == nullptr) {
-            int saved = errno;
-            if (raw) freeReplyObject(raw);
-            io_error(conn, saved, what);
-        }
-        --conn.pending;
-        return Reply(static_cast<redisReply *>(raw));
-    }
-
-    // One command, one reply.
-    Reply run(Conn &conn, int argc, const char *const *argv, const size_t *lens, const char *what,
-              Deadline deadline) const {
-        append(conn, argc, argv, lens);
-        return next(conn, what, deadline);
-    }
-
-private:
-    [[noreturn]] void io_error(Conn &conn, int saved_errno, const char *what) const {
+    [[noreturn]] void timed_out(Conn &conn, const RoundTrip &trip) const {
         conn.broken = true;
-        bool timeout = conn.ctx->err == REDIS_ERR_IO && is_timeout(saved_errno, conn.ctx);
-        conn.server_gone = !timeout;
-        const char *detail = conn.ctx->err ? conn.ctx->errstr : "no reply";
-        if (timeout)
-            fail(CACHEKIT_ETIMEOUT, where_ + ": " + what + " timed out after " +
-                                        std::to_string(conn.timeout_us / 1000) + " ms (" + detail + ")");
-        fail(CACHEKIT_EBACKEND, where_ + ": " + what + " failed: " + detail);
+        const long long budget = duration_cast<milliseconds>(trip.until - trip.start).count();
+        fail(CACHEKIT_ETIMEOUT, where_ + ": " + trip.what + " timed out after " + std::to_string(budget) + " ms (" +
+                                    (budget * 1000 < command_us_ ? "the call's deadline" : "the command timeout") + ")");
+    }
+
+    void send(Conn &conn, const RoundTrip &trip) const {
+        int err;
+        try {
+            err = conn.out.send_all(conn.ctx->fd, [&] { arm(conn, trip, SteadyClock::now()); });
+        } catch (...) {
+            conn.broken = true;
+            conn.out.clear();
+            throw;
+        }
+        if (err != 0) {
+            conn.broken = true;
+            conn.server_gone = true;
+            conn.out.clear();
+            fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: " + std::strerror(err));
+        }
+    }
+
+    // One chunk from the socket, checked, then handed to hiredis's reader.
+    void receive(Conn &conn, const RoundTrip &trip, bool armed) const {
+        if (!armed) arm(conn, trip, SteadyClock::now());
+        char chunk[kReadChunk];
+        ssize_t n;
+        for (;;) {
+            n = recv(conn.ctx->fd, chunk, sizeof chunk, 0);
+            if (n > 0) break;
+            if (n == 0) {
+                conn.broken = true;
+                conn.server_gone = true;
+                fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: the server closed the connection");
+            }
+            const int err = errno;
+            if (err == EINTR) continue;
+            if (is_timeout_errno(err)) {
+                arm(conn, trip, SteadyClock::now());  // throws once the trip's time is up
+                continue;
+            }
+            conn.broken = true;
+            conn.server_gone = true;
+            fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: " + std::strerror(err));
+        }
+        if (!conn.guard.feed(chunk, static_cast<size_t>(n))) {
+            conn.broken = true;
+            const int code = conn.guard.refusal() == RespGuard::Refusal::TooBig ? CACHEKIT_ETOOBIG : CACHEKIT_EBACKEND;
+            fail(code, where_ + ": " + trip.what + " reply refused: " + conn.guard.why());
+        }
+        if (redisReaderFeed(conn.ctx->reader, chunk, static_cast<size_t>(n)) != REDIS_OK) {
+            conn.broken = true;
+            throw std::bad_alloc();
+        }
     }
 
     std::string where_;
     long long command_us_;
 };
 
-class Pool {
+// Fork safety: before fork() the pool's mutex is taken (fork_hooks), so the
+// child inherits consistent state; the child's first checkout sees the pid
+// change (one compare of a cached value) and drops every inherited
+// connection, idle or checked out by a parent thread, by closing its copy of
+// the fd: nothing is sent on it, and the parent's socket stays open.
+class Pool final : private fork_hooks::Participant {
 public:
     Pool(const RedisConfig &config, std::string where)
         : config_(config),
           where_(where),
-          wire_(std::move(where), duration_cast<microseconds>(config.command_timeout).count()) {
+          wire_(std::move(where), duration_cast<microseconds>(config.command_timeout).count()),
+          max_reply_bytes_(config.max_reply_bytes ? config.max_reply_bytes : kDefaultMaxReplyBytes),
+          pid_(fork_hooks::pid()) {
         idle_.reserve(config_.pool_size);
+        all_.reserve(config_.pool_size);
+        fork_hooks::join(this);
     }
     ~Pool() {
-        for (Conn *conn : idle_) delete conn;
+        fork_hooks::leave(this);
+        // No lease is alive now; in a child that never called, all_ also holds
+        // connections the parent's threads had checked out: close them too.
+        for (Conn *conn : all_) delete conn;
     }
     Pool(const Pool &) = delete;
     Pool &operator=(const Pool &) = delete;
@@ -285,6 +371,8 @@ public:
     const Wire &wire() const { return wire_; }
 
     Conn *acquire(Deadline deadline) {
+        if (pid_.load(std::memory_order_relaxed) != fork_hooks::pid()) [[unlikely]]
+            forget_inherited();
         for (;;) {
             Conn *conn = take(deadline);
             if (conn->ctx != nullptr) {
@@ -293,15 +381,13 @@ public:
                 continue;
             }
             // A reserved slot: connect outside the lock.
-            std::unique_ptr<Conn> fresh(conn);
             try {
-                connect(*fresh, deadline);
+                connect(*conn, deadline);
             } catch (...) {
-                fresh.reset();
-                drop_slot();
+                drop_slot(conn);
                 throw;
             }
-            return fresh.release();
+            return conn;
         }
     }
 
@@ -323,10 +409,12 @@ public:
         {
             std::lock_guard<std::mutex> lock(mu_);
             --open_;
+            forget(conn);
             if (conn->server_gone) {
                 stale.swap(idle_);
                 idle_.reserve(config_.pool_size);
                 open_ -= static_cast<unsigned>(stale.size());
+                for (Conn *old : stale) forget(old);
             }
             if (waiters_) cv_.notify_all();
         }
@@ -335,6 +423,41 @@ public:
     }
 
 private:
+    static constexpr uint64_t kDefaultMaxReplyBytes = kRedisDefaultMaxReplyBytes;
+
+    void before_fork() noexcept override { mu_.lock(); }
+    void after_fork_parent() noexcept override { mu_.unlock(); }
+    void after_fork_child() noexcept override {
+        waiters_ = 0;  // they were the parent's threads
+        new (&cv_) std::condition_variable();  // the old one is abandoned, not destroyed
+        mu_.unlock();
+    }
+
+    // First checkout in a forked child: every connection so far belongs to
+    // the parent. Close our copies (no QUIT, no shutdown) and start empty.
+    void forget_inherited() {
+        std::vector<Conn *> inherited;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            const pid_t now = fork_hooks::pid();
+            if (pid_.load(std::memory_order_relaxed) == now) return;  // another thread did it
+            inherited.swap(all_);
+            all_.reserve(config_.pool_size);
+            idle_.clear();
+            open_ = 0;
+            backoff_ = milliseconds(0);
+            retry_at_ = SteadyClock::time_point{};
+            pid_.store(now, std::memory_order_relaxed);
+        }
+        for (Conn *conn : inherited) delete conn;
+    }
+
+    // Under mu_: conn leaves the list of live connections.
+    void forget(Conn *conn) noexcept {
+        auto it = std::find(all_.begin(), all_.end(), conn);
+        if (it != all_.end()) all_.erase(it);
+    }
+
     // An idle connection, or a new Conn with ctx == nullptr holding a slot.
     Conn *take(Deadline deadline) {
         std::unique_lock<std::mutex> lock(mu_);
@@ -353,9 +476,10 @@ private:
                     fail(CACHEKIT_EBACKEND, where_ + ": not reconnecting for another " + std::to_string(left) +
                                                 " ms after a failed connect (" + last + ")");
                 }
+                Conn *fresh = new Conn(max_reply_bytes_);
+                all_.push_back(fresh);  // capacity reserved: never reallocates
                 ++open_;
-                lock.unlock();
-                return new Conn();
+                return fresh;
             }
             ++waiters_;
             bool ready = cv_.wait_until(lock, deadline.at,
@@ -367,10 +491,14 @@ private:
         }
     }
 
-    void drop_slot() noexcept {
-        std::lock_guard<std::mutex> lock(mu_);
-        --open_;
-        if (waiters_) cv_.notify_one();
+    void drop_slot(Conn *conn) noexcept {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            --open_;
+            forget(conn);
+            if (waiters_) cv_.notify_one();
+        }
+        delete conn;
     }
 
     static bool alive(Conn *conn) {
@@ -473,8 +601,11 @@ private:
     Wire wire_;
     std::mutex mu_;
     std::condition_variable cv_;
+    uint64_t max_reply_bytes_;
+    std::atomic<pid_t> pid_;  // the process these connections belong to
     std::vector<Conn *> idle_;
-    unsigned open_ = 0;  // connections alive or being opened
+    std::vector<Conn *> all_;  // every live connection, idle or checked out
+    unsigned open_ = 0;        // connections alive or being opened
     unsigned waiters_ = 0;
     SteadyClock::time_point retry_at_{};
     milliseconds backoff_{0};
@@ -508,6 +639,25 @@ public:
         size_t lens[] = {3, key.size()};
         Reply reply = wire_.run(*conn, 2, argv, lens, "GET", deadline);
         return redis_replies::value(*reply, out, wire_.where());
+    }
+
+    // GET and PTTL pipelined: one round trip. The replies are mapped after
+    // both are read, so the connection stays in step whatever they say.
+    bool get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) override {
+        Lease conn(pool_, deadline);
+        const char *argv[] = {"GET", data_or_empty(key)};
+        size_t lens[] = {3, key.size()};
+        wire_.append(*conn, 2, argv, lens);
+        argv[0] = "PTTL";
+        lens[0] = 4;
+        wire_.append(*conn, 2, argv, lens);
+        Reply value = wire_.next(*conn, "GET", deadline);
+        Reply ttl = wire_.next(*conn, "PTTL", deadline);
+        if (!redis_replies::value(*value, out, wire_.where())) return false;
+        std::optional<Ttl> t = redis_replies::pttl(*ttl, wire_.where());
+        // Expired between the two commands (nullopt): give the value no L1 lifetime.
+        *remaining = t ? *t : Ttl{milliseconds(0)};
+        return true;
     }
 
     void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override {
@@ -549,7 +699,8 @@ public:
                 argv.push_back(data_or_empty(keys[i]));
                 lens.push_back(keys[i].size());
             }
-            wire_.append(*conn, static_cast<int>(argv.size()), argv.data(), lens.data());
+            wire_.append(*conn, static_cast<int>(argv.size()), argv.data(), lens.data(),
+                         ReplyShape::array(static_cast<uint32_t>(end - begin)));
         }
         std::string error;
         for (size_t c = 0; c < chunks; ++c) {
@@ -597,7 +748,8 @@ public:
         Lease conn(pool_, deadline);
         const char *scan_argv[] = {"SCAN", "0", "MATCH", pattern.data(), "COUNT", kScanCount.data()};
         size_t scan_lens[] = {4, 1, 5, pattern.size(), 5, kScanCount.size()};
-        Reply scan = wire_.run(*conn, 6, scan_argv, scan_lens, "SCAN", deadline);
+        const ReplyShape scan_shape = ReplyShape::nested(2, kScanMaxKeys);
+        Reply scan = wire_.run(*conn, 6, scan_argv, scan_lens, "SCAN", deadline, scan_shape);
         uint64_t deleted = 0;
         redis_replies::ScanPage page;
         std::vector<const char *> argv;
@@ -618,7 +770,7 @@ public:
             if (page.more) {
                 scan_argv[1] = data_or_empty(page.cursor);
                 scan_lens[1] = page.cursor.size();
-                wire_.append(*conn, 6, scan_argv, scan_lens);
+                wire_.append(*conn, 6, scan_argv, scan_lens, scan_shape);
             }
             if (!page.keys.empty()) {
                 // Sends both requests (the scan reply they point into is still alive).

@@ -10,6 +10,9 @@
 
 namespace cachekit::l2 {
 
+// Redis's largest string (512 MiB) plus room for the framing of a reply.
+constexpr uint64_t kRedisDefaultMaxReplyBytes = (512ULL << 20) + (1ULL << 20);
+
 struct RedisConfig {
     // Where: a TCP host/port or a unix socket path.
     std::string host = "127.0.0.1";
@@ -19,8 +22,14 @@ struct RedisConfig {
     std::string password;   // AUTH password when set
     int db = 0;             // SELECT when non-zero
     unsigned pool_size = 10;
-    std::chrono::milliseconds connect_timeout{5000};
-    std::chrono::milliseconds command_timeout{5000};
+    // A connect (with AUTH and SELECT) ends by min(connect_timeout, the
+    // call's deadline); each round trip by min(command_timeout, deadline).
+    std::chrono::milliseconds connect_timeout{500};
+    std::chrono::milliseconds command_timeout{250};
+    // The largest reply read (bytes, framing included): a bigger bulk string
+    // is refused with CACHEKIT_ETOOBIG from its length header, before it is
+    // read. 0 = kRedisDefaultMaxReplyBytes.
+    uint64_t max_reply_bytes = 0;
     // After a failed connect (or AUTH/SELECT), further connects wait this
     // long, doubling per failure up to reconnect_backoff_max; calls in the
     // window fail fast with CACHEKIT_EBACKEND. A successful connect resets it.

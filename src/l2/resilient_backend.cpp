@@ -53,8 +53,11 @@ auto ResilientBackend::run(Op op, Deadline deadline, Body &&body, Degraded &&deg
     }
     Backpressure::Slot slot(&backpressure_);
     calls_.fetch_add(1, std::memory_order_relaxed);
-    Deadline bounded = Deadline::after(config_.command_timeout);
-    if (deadline.at < bounded.at) bounded = deadline;
+    Deadline bounded = deadline;
+    if (op != Op::Sweep) {
+        const Deadline command = Deadline::after(config_.command_timeout);
+        if (command.at < bounded.at) bounded = command;
+    }
     auto t0 = SteadyClock::now();
     std::string message;
     int code = 0;
@@ -138,7 +141,13 @@ void ResilientBackend::set_many(const std::vector<KeyValue> &entries, Ttl ttl, D
 
 uint64_t ResilientBackend::clear(std::string_view prefix, Deadline deadline) {
     return run(
-        Op::Admin, deadline, [&](Deadline d) { return inner_->clear(prefix, d); }, [] { return uint64_t(0); });
+        Op::Sweep, deadline, [&](Deadline d) { return inner_->clear(prefix, d); }, [] { return uint64_t(0); });
+}
+
+bool ResilientBackend::get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) {
+    return run(
+        Op::Read, deadline, [&](Deadline d) { return inner_->get_with_ttl(key, out, remaining, d); },
+        [] { return false; });
 }
 
 std::optional<std::string> ResilientBackend::lock(std::string_view name, milliseconds hold, Deadline deadline) {

@@ -5,8 +5,12 @@
 // with CACHEKIT_ECIRCUIT_OPEN, counted rejected_open); then a backpressure
 // slot (none within backpressure_wait -> CACHEKIT_EBUSY, counted
 // rejected_busy, not a breaker failure); then the backend runs with the
-// deadline min(caller's, now + command_timeout). CACHEKIT_EBACKEND and
-// CACHEKIT_ETIMEOUT are failures (counted, fed to the breaker); any other
+// deadline min(caller's, now + command_timeout) - except clear, a SCAN of
+// many round trips, which gets the caller's deadline (each round trip is
+// still bounded by command_timeout in the backend; clear_deadline() is a
+// default for callers without one). CACHEKIT_EBACKEND and
+// CACHEKIT_ETIMEOUT are failures (counted, fed to the breaker: a timeout
+// exactly like an error); any other
 // outcome of the backend (a value, a miss, CACHEKIT_EINVAL, CACHEKIT_ETOOBIG,
 // ...) is not. A KeyFault (l2/key_fault.hpp: one key's trouble, whatever
 // its code) is never a failure either. With fail_open, a failed or rejected read (get, exists, ttl,
@@ -35,7 +39,7 @@ struct ResilienceConfig {
     bool fail_open = true;
     uint32_t max_concurrency = 0;  // 0 = no backpressure bound
     std::chrono::milliseconds backpressure_wait{100};
-    std::chrono::milliseconds command_timeout{5000};
+    std::chrono::milliseconds command_timeout{250};
 };
 
 struct ResilienceStats {
@@ -71,9 +75,14 @@ public:
                                     Deadline deadline) override;
     bool unlock(std::string_view name, std::string_view token, Deadline deadline) override;
     Health health(Deadline deadline) override;
+    // One call (one breaker ticket) for the pair: the backend's own
+    // get_with_ttl (one round trip on Redis).
+    bool get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) override;
 
     // A deadline of command_timeout from now (for callers without their own).
     Deadline default_deadline() const { return Deadline::after(config_.command_timeout); }
+    // The whole of a clear: a minute (each of its round trips ends within command_timeout).
+    static Deadline clear_deadline() { return Deadline::after(std::chrono::seconds(60)); }
 
     ResilienceStats stats() const;
     CircuitBreaker::State breaker_state() const;
@@ -81,7 +90,7 @@ public:
     const ResilienceConfig &config() const { return config_; }
 
 private:
-    enum class Op { Read, Write, Admin };
+    enum class Op { Read, Write, Admin, Sweep };  // Sweep: clear, bounded by the caller's deadline only
     template <class Body, class Degraded>
     auto run(Op op, Deadline deadline, Body &&body, Degraded &&degraded) -> decltype(body(deadline));
     template <class Degraded>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Seed corpora for the fuzz targets from the conformance vectors (plus
-hand-written RESP replies for redis_reply):
+hand-written RESP replies for redis_reply and resp_guard):
 make_seeds.py VECTORS_DIR OUT_DIR writes OUT_DIR/<target>/<n> files."""
 
 import json
@@ -9,7 +9,7 @@ import sys
 
 vectors, out = sys.argv[1], sys.argv[2]
 seeds = {t: set() for t in ["envelope", "frame", "msgpack", "msgpack_scan", "keys", "crypto", "container_v2", "inspect",
-                            "file_header", "redis_reply", "codec_request"]}
+                            "file_header", "redis_reply", "resp_guard", "codec_request"]}
 ROUTES = {
     "envelope_hex": ["envelope"], "payload_hex": ["envelope", "msgpack"], "expected_payload_hex": ["envelope"],
     "frame_hex": ["frame"], "container_hex": ["container_v2"], "ciphertext_hex": ["crypto"],
@@ -50,6 +50,10 @@ REDIS_REPLIES = [
     b"$9223372036854775807\r\n", b"*2147483647\r\n", b"$-2\r\n", b"%1\r\n",  # hostile headers
 ]
 seeds["redis_reply"].update(REDIS_REPLIES)
+# resp_guard: a byte choosing the expected shapes and limit, a chunking seed, the bytes.
+for reply in REDIS_REPLIES:
+    for plan in (b"\x00", b"\x01", b"\x02", b"\x20", b"\x05"):
+        seeds["resp_guard"].add(plan + b"\x07" + reply)
 
 
 def walk(node):

@@ -54,8 +54,8 @@ static void test_options_init(void **state) {
     assert_int_equal(cachekit_backend_options_init(&o, sizeof o), CACHEKIT_OK);
     assert_int_equal(o.struct_size, sizeof o);
     assert_int_equal(o.pool_size, 10);
-    assert_int_equal(o.connect_timeout_ms, 5000);
-    assert_int_equal(o.command_timeout_ms, 5000);
+    assert_int_equal(o.connect_timeout_ms, 500);
+    assert_int_equal(o.command_timeout_ms, 250);
     assert_int_equal(o.breaker_failures, 5);
     assert_int_equal(o.breaker_recovery_ms, 30000);
     assert_int_equal(o.breaker_half_open_calls, 3);
@@ -67,6 +67,7 @@ static void test_options_init(void **state) {
     assert_true(o.file_max_bytes == 1073741824ull);
     assert_true(o.file_max_entries == 10000u);
     assert_true(o.file_max_value_bytes == 104857600ull);
+    assert_true(o.max_reply_bytes == 0); /* the Redis default (or a cache's own) */
 
     /* An older, smaller struct: only the fields that fit are written. */
     unsigned char small[sizeof(cachekit_backend_options)];

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "l2/open_backend.hpp"
 #include "redis_test_support.hpp"
 
 namespace {
@@ -53,6 +54,30 @@ void test_paused_server_times_out(void **) {
     // The set that timed out may or may not have been applied; the connection state is clean either way.
     backend->set("k3", "v3", std::nullopt, rt::soon());
     assert_true(backend->get("k3", out.get(), rt::soon()));
+}
+
+// Through the resilience layer: a stopped server's timeouts are breaker
+// failures like errors; once it opens, calls fail fast without waiting.
+void test_timeouts_open_the_breaker(void **) {
+    RedisServer server;
+    cachekit::l2::OpenOptions options;
+    options.resilience.command_timeout = 150ms;
+    options.resilience.fail_open = false;
+    auto backend = cachekit::l2::open_backend(server.url(), options);
+    Buffer out;
+    assert_false(backend->get("k", out.get(), rt::soon()));
+    server.pause();
+    for (int i = 0; i < 5; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        assert_int_equal(rt::error_of([&] { backend->get("k", out.get(), rt::soon()); }), CACHEKIT_ETIMEOUT);
+        assert_true(std::chrono::steady_clock::now() - t0 < 2000ms);  // one command timeout, generously
+    }
+    assert_true(backend->breaker_state() == cachekit::l2::CircuitBreaker::State::Open);
+    assert_int_equal(backend->stats().timeouts, 5);
+    auto t0 = std::chrono::steady_clock::now();
+    assert_int_equal(rt::error_of([&] { backend->get("k", out.get(), rt::soon()); }), CACHEKIT_ECIRCUIT_OPEN);
+    assert_true(std::chrono::steady_clock::now() - t0 < 100ms);
+    server.resume();
 }
 
 void test_pool_exhausted_waits_for_deadline(void **) {
@@ -207,6 +232,7 @@ int main() {
     RedisServer::require_or_skip("test_redis_faults");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paused_server_times_out),
+        cmocka_unit_test(test_timeouts_open_the_breaker),
         cmocka_unit_test(test_pool_exhausted_waits_for_deadline),
         cmocka_unit_test(test_killed_and_restarted),
         cmocka_unit_test(test_wrong_password),

@@ -145,6 +145,7 @@ typedef struct cachekit_backend_options {
     uint64_t file_max_bytes;
     uint64_t file_max_entries;
     uint64_t file_max_value_bytes;
+    uint64_t max_reply_bytes;
     ...;
 } cachekit_backend_options;
 int cachekit_backend_options_init(cachekit_backend_options *opts, size_t struct_size);
