@@ -585,14 +585,8 @@ public:
         if (!error.empty()) fail(CACHEKIT_EBACKEND, error);
     }
 
-    uint64_t clear(std::string_view prefix, Deadline deadline) override {
-        std::string pattern;
-        pattern.reserve(prefix.size() * 2 + 1);
-        for (char c : prefix) {
-            if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern.push_back('\\');
-            pattern.push_back(c);
-        }
-        pattern.push_back('*');
+    uint64_t clear(const KeySelection &which, Deadline deadline) override {
+        const std::string pattern = glob_escape(which.prefix) + which.glob;
 
         Lease conn(pool_, deadline);
         const char *scan_argv[] = {"SCAN", "0", "MATCH", pattern.data(), "COUNT", kScanCount.data()};
@@ -606,21 +600,22 @@ public:
             redis_replies::scan_page(*scan, wire_.where(), page);
             if (page.keys.empty() && !page.more) break;
             // This batch's UNLINK and the next SCAN go in one write: one round trip per batch.
-            if (!page.keys.empty()) {
-                argv.assign(1, "UNLINK");
-                lens.assign(1, 6);
-                for (std::string_view key : page.keys) {
-                    argv.push_back(data_or_empty(key));
-                    lens.push_back(key.size());
-                }
-                wire_.append(*conn, static_cast<int>(argv.size()), argv.data(), lens.data());
+            // Only keys the selection takes (the glob only narrows the SCAN).
+            argv.assign(1, "UNLINK");
+            lens.assign(1, 6);
+            for (std::string_view key : page.keys) {
+                if (!which.takes(key)) continue;
+                argv.push_back(data_or_empty(key));
+                lens.push_back(key.size());
             }
+            const bool unlink = argv.size() > 1;
+            if (unlink) wire_.append(*conn, static_cast<int>(argv.size()), argv.data(), lens.data());
             if (page.more) {
                 scan_argv[1] = data_or_empty(page.cursor);
                 scan_lens[1] = page.cursor.size();
                 wire_.append(*conn, 6, scan_argv, scan_lens);
             }
-            if (!page.keys.empty()) {
+            if (unlink) {
                 // Sends both requests (the scan reply they point into is still alive).
                 Reply unlinked = wire_.next(*conn, "UNLINK", deadline);
                 std::optional<long long> count = redis_replies::integer_of(*unlinked);

@@ -128,9 +128,9 @@ void ResilientBackend::set_many(const std::vector<KeyValue> &entries, Ttl ttl, D
         Op::Write, deadline, [&](Deadline d) { inner_->set_many(entries, ttl, d); }, [] {});
 }
 
-uint64_t ResilientBackend::clear(std::string_view prefix, Deadline deadline) {
+uint64_t ResilientBackend::clear(const KeySelection &which, Deadline deadline) {
     return run(
-        Op::Admin, deadline, [&](Deadline d) { return inner_->clear(prefix, d); }, [] { return uint64_t(0); });
+        Op::Admin, deadline, [&](Deadline d) { return inner_->clear(which, d); }, [] { return uint64_t(0); });
 }
 
 std::optional<std::string> ResilientBackend::lock(std::string_view name, milliseconds hold, Deadline deadline) {

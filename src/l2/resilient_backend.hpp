@@ -64,7 +64,7 @@ public:
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
                   Deadline deadline) override;
     void set_many(const std::vector<KeyValue> &entries, Ttl ttl, Deadline deadline) override;
-    uint64_t clear(std::string_view prefix, Deadline deadline) override;
+    uint64_t clear(const KeySelection &which, Deadline deadline) override;
     std::optional<std::string> lock(std::string_view name, std::chrono::milliseconds hold,
                                     Deadline deadline) override;
     bool unlock(std::string_view name, std::string_view token, Deadline deadline) override;
