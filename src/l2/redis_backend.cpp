@@ -510,6 +510,23 @@ public:
         return redis_replies::value(*reply, out, wire_.where());
     }
 
+    // GET and PTTL sent in one write: one round trip for a hit and its TTL.
+    bool get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) override {
+        Lease conn(pool_, deadline);
+        const char *get_argv[] = {"GET", data_or_empty(key)};
+        const char *pttl_argv[] = {"PTTL", data_or_empty(key)};
+        const size_t get_lens[] = {3, key.size()}, pttl_lens[] = {4, key.size()};
+        wire_.append(*conn, 2, get_argv, get_lens);
+        wire_.append(*conn, 2, pttl_argv, pttl_lens);
+        Reply value = wire_.next(*conn, "GET", deadline);
+        Reply ttl = wire_.next(*conn, "PTTL", deadline);  // read before either is judged: the connection stays in step
+        if (!redis_replies::value(*value, out, wire_.where())) return false;
+        std::optional<Ttl> t = redis_replies::pttl(*ttl, wire_.where());
+        // Gone between the two (expired): give the value no L1 lifetime at all.
+        *remaining = t ? *t : Ttl{std::chrono::milliseconds(0)};
+        return true;
+    }
+
     void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override {
         char ms[24];
         size_t ms_len = ttl_arg(ttl, ms);

@@ -95,6 +95,13 @@ bool ResilientBackend::get(std::string_view key, cachekit_buf *out, Deadline dea
         Op::Read, deadline, [&](Deadline d) { return inner_->get(key, out, d); }, [] { return false; });
 }
 
+// One call (one breaker ticket, one round trip where the backend allows), not get + ttl.
+bool ResilientBackend::get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) {
+    return run(
+        Op::Read, deadline, [&](Deadline d) { return inner_->get_with_ttl(key, out, remaining, d); },
+        [] { return false; });
+}
+
 void ResilientBackend::set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) {
     run(
         Op::Write, deadline, [&](Deadline d) { inner_->set(key, value, ttl, d); }, [] {});

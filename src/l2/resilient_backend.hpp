@@ -57,6 +57,7 @@ public:
     const char *kind() const noexcept override { return inner_->kind(); }
 
     bool get(std::string_view key, cachekit_buf *out, Deadline deadline) override;
+    bool get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) override;
     void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override;
     bool del(std::string_view key, Deadline deadline) override;
     bool exists(std::string_view key, Deadline deadline) override;
