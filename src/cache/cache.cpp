@@ -238,6 +238,9 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
     const uint64_t h = l1::L1Cache::hash_key(key);
 
     const bool fill = how != Write::Put;
+    // What happens to the key from here on is seen by the checks below; a
+    // fill's earlier window is covered by its claim and ticket.
+    const InvalidationLog::Ticket since = fill ? log_.ticket() : ticket;
     // A value computed before a newer write or invalidation is not stored at
     // all: its claim (exact per key) was cancelled, or its namespace or the
     // cache was invalidated since its ticket.
@@ -259,7 +262,7 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
         // The L1's ticket before the check: a namespace or whole-cache
         // invalidation recorded after the check is refused by the L1 itself.
         const l1::FillTicket l1_ticket = l1_ ? l1_->begin_fill() : l1::kNoTicket;
-        raced = log_.changed_since(ticket, h, ns);
+        raced = log_.changed_since(since, h, ns);
         if (l1_) {
             // Raced: which L2 write came last is unknown, so L1 keeps neither.
             if (raced) l1_->invalidate(key);
@@ -272,7 +275,7 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
             load_claims_.cancel(key);
         }
     }
-    if (fill && raced && log_.invalidated_since(ticket, h, ns)) {
+    if (fill && raced && log_.invalidated_since(since, h, ns)) {
         // An invalidation overlapped the L2 write of a value computed before
         // it and may have deleted before that write: take the value back so
         // the invalidation wins. (A put overlapping an invalidation may
