@@ -307,6 +307,37 @@ void test_a_blocked_namespace_invalidation_lets_other_keys_through(void **) {
 }
 void test_a_blocked_clear_lets_other_keys_through(void **) { blocked_group_does_not_block(Group::All); }
 
+// A key invalidation held inside its L2 delete holds up no put or get of
+// another key, not even one that shares its stripe mutex.
+void test_a_blocked_key_invalidation_lets_its_stripe_through(void **) {
+    Rig r;
+    const std::string key = auto_key("o", 1);
+    const uint64_t stripe = cachekit::l1::L1Cache::hash_key(key) % 256;
+    std::string neighbour;
+    for (unsigned n = 2; neighbour.empty(); ++n)
+        if (cachekit::l1::L1Cache::hash_key(auto_key("o", n)) % 256 == stripe) neighbour = auto_key("o", n);
+    r.put("o", key, v1);
+    auto latch = r.backend->arm(Op::Del);
+    std::optional<Worker> invalidator;
+    invalidator.emplace([&] { r.cache->invalidate("o", key); });
+    struct Release {
+        std::shared_ptr<ct::LatchedBackend::Latch> latch;
+        ~Release() { latch->release.open(); }
+    } release{latch};
+    assert_true(latch->reached.wait_for(10s));
+    std::optional<std::string> got;
+    Worker writer([&] {
+        r.put("o", neighbour, v2);
+        got = r.get("o", neighbour);
+    });
+    const bool finished = writer.finished_within(10s);
+    latch->release.open();
+    writer.join();
+    invalidator->join();
+    assert_true(finished);
+    assert_true(got == v2);
+}
+
 // One L2 read per get_or_load miss and per hit.
 void reads_per_call(bool l1) {
     Rig r(l1);
@@ -396,6 +427,7 @@ int main(void) {
         cmocka_unit_test(test_stress_l1_agrees_with_l2),
         cmocka_unit_test(test_a_blocked_namespace_invalidation_lets_other_keys_through),
         cmocka_unit_test(test_a_blocked_clear_lets_other_keys_through),
+        cmocka_unit_test(test_a_blocked_key_invalidation_lets_its_stripe_through),
         cmocka_unit_test(test_a_miss_reads_l2_once),
         cmocka_unit_test(test_a_miss_reads_l2_once_without_l1),
         cmocka_unit_test(test_a_rotation_keeps_every_entry),
