@@ -657,7 +657,12 @@ CACHEKIT_API int cachekit_load_set_error(cachekit_load *load, const char *messag
 /* Get, or run `loader` once per key across concurrent callers in this
  * process (the others wait up to load_timeout_ms and get the same bytes).
  * A loader that asks for its own key gets CACHEKIT_EDEADLOCK. Values past
- * max_value_bytes are returned but not stored. Since 0.1. */
+ * max_value_bytes are returned but not stored. A miss reads L2 once. When
+ * the call's L2 read failed or timed out (fail-open), the rest of the call
+ * leaves L2 alone (no cross-process lock, no L2 write; the value goes to L1
+ * only), so an outage costs a call one command timeout at most. A value
+ * whose key was put or invalidated while the loader ran is returned but not
+ * stored. Since 0.1. */
 CACHEKIT_API int cachekit_cache_get_or_load(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,
                                             const char *ns, const void *key, size_t key_len,
                                             double ttl_seconds, cachekit_loader loader,
