@@ -622,7 +622,11 @@ CACHEKIT_API int cachekit_backend_set_many_packed(cachekit_backend *backend, con
 
 /* Delete every key that starts with `prefix` (SCAN MATCH + UNLINK in batches
  * on Redis, never KEYS); the count deleted goes to `deleted` when not NULL.
- * An empty prefix clears everything. The file backend stores hashed names,
+ * This is the raw, explicit form: it deletes whatever the prefix matches,
+ * the cache's keys or not. An empty prefix clears everything — the whole
+ * Redis database (other applications' keys too) or the whole file
+ * directory: the explicit database-wide clear (cachekit_cache_clear
+ * deletes only the cache's own keys). The file backend stores hashed names,
  * so it can clear everything but not a prefix (CACHEKIT_EINVAL). */
 CACHEKIT_API int cachekit_backend_clear(cachekit_backend *backend, uint64_t *deleted, const void *prefix,
                                         size_t prefix_len) CACHEKIT_NOEXCEPT;
@@ -815,7 +819,12 @@ CACHEKIT_API int cachekit_load_set_error(cachekit_load *load, const char *messag
 /* Get, or run `loader` once per key across concurrent callers in this
  * process (the others wait up to load_timeout_ms and get the same bytes).
  * A loader that asks for its own key gets CACHEKIT_EDEADLOCK. Values past
- * max_value_bytes are returned but not stored. Since 0.1. */
+ * max_value_bytes are returned but not stored. A miss reads L2 once. When
+ * the call's L2 read failed or timed out (fail-open), the rest of the call
+ * leaves L2 alone (no cross-process lock, no L2 write; the value goes to L1
+ * only), so an outage costs a call one command timeout at most. A value
+ * whose key was put or invalidated while the loader ran is returned but not
+ * stored. Since 0.1. */
 CACHEKIT_API int cachekit_cache_get_or_load(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,
                                             const char *ns, const void *key, size_t key_len,
                                             double ttl_seconds, cachekit_loader loader,
@@ -831,12 +840,26 @@ CACHEKIT_API int cachekit_cache_put_refresh(cachekit_cache *cache, const char *n
 CACHEKIT_API int cachekit_cache_abandon_refresh(cachekit_cache *cache, const void *key, size_t key_len,
                                                 uint64_t refresh_claim) CACHEKIT_NOEXCEPT;
 
-/* Invalidate one key, a namespace, or everything, in both tiers. A load or
- * write that began before the invalidation never stores after it. The file
- * backend stores hashed names and cannot clear a namespace: over it,
+/* Invalidate one key, a namespace, or everything, in both tiers. A load,
+ * write or read-through fill that began before the invalidation never
+ * stores after it (in L1 or L2), however slow it is; a read that began
+ * before a newer put never lands after it either. No lock of the cache is
+ * held across the L2 call: other keys' calls go on meanwhile, and a
+ * namespace invalidation or clear SCANs in batches.
+ * Namespace invalidation and clear delete only the cache's own key space:
+ * keys of its format under its key_prefix, each checked for the exact shape
+ * before deletion — auto mode {prefix}[ns:{ns}:]func:{fn}:args:{64 hex}:
+ * {0|1}{code} (or its shortened long form), interop {prefix}{ns}:{op}:
+ * {64 hex}; namespace invalidation only those of `ns`. Other applications'
+ * keys in the same database, keys of other prefixes and keys of other
+ * shapes stay (a key of another shape put through this cache leaves L1
+ * only: invalidate it by key). A database-wide clear is the explicit
+ * cachekit_backend_clear with an empty prefix. The file backend stores
+ * hashed names: clear empties its directory (the cache's own), and
  * cachekit_cache_invalidate_namespace clears L1 and answers CACHEKIT_EINVAL
  * (the L2 entries live out their TTL; invalidate keys one by one, or use
- * Redis or memory, where namespaces clear by prefix). */
+ * Redis or memory). Under fail-open a failed L2 delete is counted and
+ * skipped. See docs/cache.md "Invalidation". */
 CACHEKIT_API int cachekit_cache_invalidate(cachekit_cache *cache, const char *ns, const void *key,
                                            size_t key_len) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_cache_invalidate_namespace(cachekit_cache *cache, const char *ns) CACHEKIT_NOEXCEPT;

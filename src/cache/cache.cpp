@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "cache/key_space.hpp"
 #include "codec/msgpack_bounds.hpp"
 #include "l1/clock.hpp"
 #include "util/buffer.hpp"
@@ -62,13 +63,6 @@ std::string Cache::storage_key(std::string_view key) const {
     return k;
 }
 
-std::string Cache::namespace_prefix(std::string_view ns) const {
-    // Auto-mode keys are "ns:{ns}:..."; interop keys "{ns}:{operation}:...".
-    std::string p = config_.key_prefix;
-    if (config_.value.format == Format::Auto) p.append("ns:");
-    return p.append(ns).append(":");
-}
-
 void Cache::backend_failed(const Error &e, metrics::NamespaceMetrics &m) {
     if (e.code() == CACHEKIT_ETIMEOUT) m.timeouts.add();
     else m.backend_errors.add();
@@ -99,10 +93,14 @@ bool Cache::refused(Verdict v, std::string_view ns, std::string_view key, const 
     }
     if (config_.verify_fail_closed)  // keep the entry for inspection, report it
         fail(verdict_status(v), "cache entry refused (" + std::string(verdict_name(v)) + "): " + why);
-    // Fail open: a refused entry is a miss, gone from both tiers.
+    // Fail open: a refused entry is a miss (counted above). L1 holds only
+    // this process's copies, so it lets go of any; the shared L2 entry is
+    // deleted only when proven bad. One this reader merely cannot read (a
+    // key it lacks in a rotation, no encryption, another serializer, a
+    // limit of its own) may be another reader's good entry: left alone.
     (void)ns;
     if (l1_) l1_->invalidate(key);
-    if (config_.backend) {
+    if (config_.backend && (v == Verdict::Corrupt || v == Verdict::Tampered)) {
         try {
             config_.backend->del(storage_key(key), deadline());
         } catch (const Error &e) {
@@ -159,9 +157,12 @@ bool Cache::read_l1(std::string_view ns, std::string_view key, cachekit_buf *out
 }
 
 bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info,
-                    metrics::NamespaceMetrics &m) {
+                    metrics::NamespaceMetrics &m, bool *failed) {
     if (!config_.backend) return false;
+    // Both tickets before the read: a write or invalidation that could have
+    // come after what the read sees records itself after them.
     const l1::FillTicket l1_ticket = l1_ ? l1_->begin_fill() : l1::kNoTicket;
+    const InvalidationLog::Ticket ticket = l1_ ? log_.ticket() : 0;
     Buffer stored;
     l2::Ttl remaining;
     bool found = false;
@@ -170,9 +171,17 @@ bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out
         found = l1_ ? config_.backend->get_with_ttl(storage_key(key), stored.get(), &remaining, deadline())
                     : config_.backend->get(storage_key(key), stored.get(), deadline());
     } catch (const Error &e) {
+        if (e.code() == CACHEKIT_ETOOBIG) {
+            // The stored value is over the reply limit (from max_value_bytes):
+            // refused unread, a miss like any entry over the limit; left alone.
+            m.too_large.add();
+            if (config_.verify_fail_closed) throw;
+            return false;
+        }
         if (!is_backend_failure(e.code())) throw;
         backend_failed(e, m);
         if (config_.fail_closed) throw;
+        if (failed) *failed = true;
         return false;
     }
     m.l2_latency_ms.observe(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
@@ -187,22 +196,43 @@ bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out
         // L1 never outlives the L2 entry it copies.
         const uint64_t until = remaining ? l1::add_saturating(l1_->now(), ms_to_ns(remaining->count())) : l1::kNever;
         std::string_view keep = config_.keyring ? stored.view() : buf_view(*out);
-        l1_->put_until(ns, key, keep, until, l1_ticket);
+        fill_l1(ns, key, keep, until, ticket, l1_ticket);
     }
     if (info) info->source = Source::L2;
     return true;
 }
 
+bool Cache::changed_since(InvalidationLog::Ticket ticket, uint64_t h, std::string_view ns) {
+    std::lock_guard guard(stripe(h));
+    return log_.changed_since(ticket, h, ns);
+}
+
+void Cache::fill_l1(std::string_view ns, std::string_view key, std::string_view stored, uint64_t until,
+                    InvalidationLog::Ticket ticket, l1::FillTicket l1_ticket) {
+    const uint64_t h = l1::L1Cache::hash_key(key);
+    std::lock_guard guard(stripe(h));
+    // A put or invalidation of the key since the read records itself under
+    // this mutex: checked and stored as one step. Namespace and whole-cache
+    // invalidations are refused by the L1's own ticket check.
+    if (log_.changed_since(ticket, h, ns)) return;
+    l1_->put_until(ns, key, stored, until, l1_ticket);
+}
+
 int Cache::get_rest(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info) {
+    return lookup(ns, key, out, info, nullptr);
+}
+
+int Cache::lookup(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info, bool *l2_failed) {
     const bool l1_asked = info == nullptr && quick_l1_hits_;  // by quick_hit
     metrics::NamespaceMetrics &m = metrics_.of(ns);
-    if ((!l1_asked && read_l1(ns, key, out, info, m)) || read_l2(ns, key, out, info, m)) return CACHEKIT_OK;
+    if ((!l1_asked && read_l1(ns, key, out, info, m)) || read_l2(ns, key, out, info, m, l2_failed)) return CACHEKIT_OK;
     m.misses.add();
     return CACHEKIT_ENOTFOUND;
 }
 
 Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std::string_view payload,
-                                 std::optional<l2::Ttl> ttl, InvalidationLog::Ticket ticket, uint64_t claim) {
+                                 std::optional<l2::Ttl> ttl, InvalidationLog::Ticket ticket, Write how,
+                                 RefreshClaims *claims, uint64_t claim) {
     metrics::NamespaceMetrics &m = metrics_.of(ns);
     if (payload.size() > config_.max_value_bytes) {
         m.too_large.add();
@@ -213,40 +243,66 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
     if (config_.backend || config_.keyring) encode_stored(config_.value, key, payload, stored.get());
     const uint64_t h = l1::L1Cache::hash_key(key);
 
-    std::shared_lock writers(writers_);
-    std::lock_guard guard(stripe(h));
-    if (claim != 0) {
-        if (!claims_.settle(key, claim)) {
-            m.dropped_fills.add();
-            return StoreOutcome::Dropped;
-        }
-    } else {
-        claims_.cancel(key);  // a newer write wins over a pending refresh
-    }
-    if (log_.invalidated_since(ticket, h, ns)) {
+    const bool fill = how != Write::Put;
+    // What happens to the key from here on is seen by the checks below; a
+    // fill's earlier window is covered by its claim and ticket.
+    const InvalidationLog::Ticket since = fill ? log_.ticket() : ticket;
+    // A value computed before a newer write or invalidation is not stored at
+    // all: its claim (exact per key) was cancelled, or its namespace or the
+    // cache was invalidated since its ticket.
+    if (fill && (!claims || !claims->settle(key, claim) || log_.group_invalidated_since(ticket, ns))) {
         m.dropped_fills.add();
         return StoreOutcome::Dropped;
     }
     const uint64_t l1_until =
         !l1_ ? 0 : expiry ? l1::add_saturating(l1_->now(), ms_to_ns(expiry->count())) : l1::kNever;
-    if (config_.backend) {
+    // The L2 write holds no lock of the cache: the log orders it.
+    bool in_l2 = false;
+    if (config_.backend && how != Write::FillL1Only) {
         try {
-            if (backend_call(m, [&] { config_.backend->set(storage_key(key), stored.view(), expiry, deadline()); }))
-                m.stored_bytes.observe(double(stored.size()));
+            in_l2 = backend_call(m, [&] { config_.backend->set(storage_key(key), stored.view(), expiry, deadline()); });
         } catch (const Error &e) {  // over the L2's own value limit: too large, as over ours
             if (e.code() != CACHEKIT_ETOOBIG) throw;
             m.too_large.add();
             return StoreOutcome::TooLarge;
         }
+        if (in_l2) m.stored_bytes.observe(double(stored.size()));
     }
-    if (l1_) l1_->put_until(ns, key, config_.keyring ? stored.view() : payload, l1_until);
+    bool raced;
+    {
+        std::lock_guard guard(stripe(h));
+        // The L1's ticket before the check: a namespace or whole-cache
+        // invalidation recorded after the check is refused by the L1 itself.
+        const l1::FillTicket l1_ticket = l1_ ? l1_->begin_fill() : l1::kNoTicket;
+        raced = log_.changed_since(since, h, ns);
+        if (l1_) {
+            // Raced: which L2 write came last is unknown, so L1 keeps neither.
+            if (raced) l1_->invalidate(key);
+            else l1_->put_until(ns, key, config_.keyring ? stored.view() : payload, l1_until, l1_ticket);
+        }
+        log_.key_written(h);  // fills that read L2 before this write can no longer land
+        if (!fill) {
+            // Loads and refreshes of the key that began before this write lose to it.
+            claims_.cancel(key);
+            load_claims_.cancel(key);
+        }
+    }
+    if (fill && raced && log_.invalidated_since(since, h, ns)) {
+        // An invalidation overlapped the L2 write of a value computed before
+        // it and may have deleted before that write: take the value back so
+        // the invalidation wins. (A put overlapping an invalidation may
+        // land in either order: L1 is left empty, L2 holds whichever came last.)
+        if (in_l2) forget_everywhere(key, h, m);
+        m.dropped_fills.add();
+        return StoreOutcome::Dropped;
+    }
     m.stores.add();
     return StoreOutcome::Stored;
 }
 
 int Cache::put(std::string_view ns, std::string_view key, std::string_view payload, std::optional<l2::Ttl> ttl) {
     check_payload(payload);
-    if (store(ns, key, payload, ttl, log_.ticket(), 0) == StoreOutcome::TooLarge)
+    if (store(ns, key, payload, ttl, log_.ticket(), Write::Put) == StoreOutcome::TooLarge)
         fail(CACHEKIT_ETOOBIG, "value of " + std::to_string(payload.size()) + " bytes is over max_value_bytes (" +
                                    std::to_string(config_.max_value_bytes) + "): not stored");
     return CACHEKIT_OK;
@@ -256,7 +312,7 @@ int Cache::put_refresh(std::string_view ns, std::string_view key, std::string_vi
                        uint64_t claim) {
     check_payload(payload);
     if (claim == 0) fail(CACHEKIT_EINVAL, "a refresh needs the claim its lookup returned");
-    switch (store(ns, key, payload, ttl, log_.ticket(), claim)) {
+    switch (store(ns, key, payload, ttl, log_.ticket(), Write::Fill, &claims_, claim)) {
     case StoreOutcome::Stored: metrics_.of(ns).refreshes.add(); return CACHEKIT_OK;
     case StoreOutcome::Dropped: return CACHEKIT_ENOTFOUND;
     case StoreOutcome::TooLarge: fail(CACHEKIT_ETOOBIG, "refreshed value is over max_value_bytes: not stored");
@@ -269,7 +325,12 @@ void Cache::abandon_refresh(std::string_view key, uint64_t claim) { claims_.sett
 int Cache::get_or_load(std::string_view ns, std::string_view key, std::optional<l2::Ttl> ttl, const Loader &loader,
                        cachekit_buf *out, Lookup *info) {
     // A hit (the quick one included) is get's; a miss is counted there too.
-    if (get(ns, key, out, info) == CACHEKIT_OK) return CACHEKIT_OK;
+    if (info == nullptr && quick_hit(key, out)) return CACHEKIT_OK;
+    // Before the read: a store of the key after this ticket means the
+    // leader must read again; none means the miss below still holds.
+    const InvalidationLog::Ticket before = log_.ticket();
+    bool l2_failed = false;
+    if (lookup(ns, key, out, info, &l2_failed) == CACHEKIT_OK) return CACHEKIT_OK;
     metrics::NamespaceMetrics &m = metrics_.of(ns);
     SingleFlight::Join join = flights_.join(key, config_.load_timeout);
     if (!join.is_leader) {
@@ -281,7 +342,7 @@ int Cache::get_or_load(std::string_view ns, std::string_view key, std::optional<
     }
     SingleFlight::Outcome outcome;
     try {
-        int rc = load_as_leader(ns, key, ttl, loader, out, info, m, outcome);
+        int rc = load_as_leader(ns, key, ttl, loader, out, info, m, {before, l2_failed}, outcome);
         flights_.finish(join.flight, std::move(outcome));
         return rc;
     } catch (const Error &e) {
@@ -297,7 +358,7 @@ int Cache::get_or_load(std::string_view ns, std::string_view key, std::optional<
 }
 
 int Cache::load_as_leader(std::string_view ns, std::string_view key, std::optional<l2::Ttl> ttl, const Loader &loader,
-                          cachekit_buf *out, Lookup *info, metrics::NamespaceMetrics &m,
+                          cachekit_buf *out, Lookup *info, metrics::NamespaceMetrics &m, FirstRead first,
                           SingleFlight::Outcome &outcome) {
     auto publish = [&](Source source) {
         outcome.status = CACHEKIT_OK;
@@ -305,13 +366,27 @@ int Cache::load_as_leader(std::string_view ns, std::string_view key, std::option
         if (info) info->source = source;
         return CACHEKIT_OK;
     };
-    // Another flight may have stored the value just before this one began.
-    if (read_l1(ns, key, out, info, m) || read_l2(ns, key, out, info, m)) return publish(info ? info->source : Source::L2);
     const InvalidationLog::Ticket ticket = log_.ticket();
+    // A put or invalidation of the key from now on cancels this claim, and
+    // the value is then not stored. Released on every way out.
+    struct LoadClaim {
+        RefreshClaims &claims;
+        std::string_view key;
+        uint64_t id;
+        ~LoadClaim() { claims.settle(key, id); }
+    } load_claim{load_claims_, key, load_claims_.claim(key, config_.load_timeout)};
+    // Another flight may have stored the value since the caller's read:
+    // read again only then (a miss otherwise costs one L2 read, not two).
+    bool l2_failed = first.l2_failed;
+    if (changed_since(first.ticket, l1::L1Cache::hash_key(key), ns) &&
+        (read_l1(ns, key, out, info, m) || (!l2_failed && read_l2(ns, key, out, info, m, &l2_failed))))
+        return publish(info ? info->source : Source::L2);
 
+    // After a failed L2 read, L2 is left out of this call (no lock, no
+    // write): an outage costs a caller one command timeout at most.
     std::optional<std::string> lock_token;
     const std::string lock_name = storage_key(key) + ":lock";
-    if (config_.cross_process_lock && config_.backend) {
+    if (config_.cross_process_lock && config_.backend && !l2_failed) {
         try {
             lock_token = config_.backend->lock(lock_name, config_.lock_hold, deadline());
         } catch (const Error &e) {
@@ -321,9 +396,9 @@ int Cache::load_as_leader(std::string_view ns, std::string_view key, std::option
         if (!lock_token) {
             // Another process computes: wait a bounded time for its value, then compute anyway.
             const auto until = std::chrono::steady_clock::now() + config_.lock_wait;
-            while (std::chrono::steady_clock::now() < until) {
+            while (!l2_failed && std::chrono::steady_clock::now() < until) {
                 std::this_thread::sleep_for(milliseconds(25));
-                if (read_l2(ns, key, out, info, m)) return publish(Source::L2);
+                if (read_l2(ns, key, out, info, m, &l2_failed)) return publish(Source::L2);
             }
         }
     }
@@ -348,7 +423,9 @@ int Cache::load_as_leader(std::string_view ns, std::string_view key, std::option
     }
     check_payload(result.value);
     m.loads.add();
-    store(ns, key, result.value, result.ttl ? result.ttl : ttl, ticket, 0);  // too large: returned, not stored
+    // Too large: returned, not stored.
+    store(ns, key, result.value, result.ttl ? result.ttl : ttl, ticket, l2_failed ? Write::FillL1Only : Write::Fill,
+          &load_claims_, load_claim.id);
     buf_assign(out, result.value);
     outcome.status = CACHEKIT_OK;
     outcome.value = std::move(result.value);
@@ -356,44 +433,78 @@ int Cache::load_as_leader(std::string_view ns, std::string_view key, std::option
     return CACHEKIT_OK;
 }
 
-int Cache::invalidate(std::string_view ns, std::string_view key) {
-    metrics::NamespaceMetrics &m = metrics_.of(ns);
-    const uint64_t h = l1::L1Cache::hash_key(key);
-    std::shared_lock writers(writers_);
+void Cache::forget_key(std::string_view key, uint64_t h) {
     std::lock_guard guard(stripe(h));
     log_.key_invalidated(h);
     claims_.cancel(key);
+    load_claims_.cancel(key);
     if (l1_) l1_->invalidate(key);
-    if (config_.backend) {
+}
+
+void Cache::forget_everywhere(std::string_view key, uint64_t h, metrics::NamespaceMetrics &m) {
+    forget_key(key, h);
+    if (!config_.backend) return;
+    // No lock of the cache is held across the delete. Recorded again after
+    // it: a fill that read the old value before the delete is refused (or,
+    // had it landed already, removed) by the second record.
+    try {
         backend_call(m, [&] { config_.backend->del(storage_key(key), deadline()); });
+    } catch (...) {
+        forget_key(key, h);
+        throw;
     }
+    forget_key(key, h);
+}
+
+void Cache::forget_group(const std::function<void()> &record, const l2::KeySelection &which,
+                         metrics::NamespaceMetrics &m) {
+    record();
+    if (!config_.backend) return;
+    // The SCAN runs with no lock of the cache held (stores go on meanwhile);
+    // recorded again after it, as for one key.
+    try {
+        backend_call(m, [&] { config_.backend->clear(which, l2::Deadline::after(config_.l2_timeout * 20)); });
+    } catch (...) {
+        record();
+        throw;
+    }
+    record();
+}
+
+int Cache::invalidate(std::string_view ns, std::string_view key) {
+    metrics::NamespaceMetrics &m = metrics_.of(ns);
+    forget_everywhere(key, l1::L1Cache::hash_key(key), m);
     m.invalidations.add();
     return CACHEKIT_OK;
 }
 
 int Cache::invalidate_namespace(std::string_view ns) {
     metrics::NamespaceMetrics &m = metrics_.of(ns);
-    std::unique_lock writers(writers_);
-    log_.namespace_invalidated(ns);
-    claims_.cancel_all();
-    if (l1_) l1_->invalidate_namespace(ns);
-    if (config_.backend) {
-        // Not a backend failure, so always returned: the file backend cannot clear a prefix.
-        backend_call(m, [&] { config_.backend->clear(namespace_prefix(ns), l2::Deadline::after(config_.l2_timeout * 20)); });
-    }
+    // Only keys of the cache's shape in this namespace (key_space.hpp).
+    // Not a backend failure, so always returned: the file backend cannot clear a namespace.
+    forget_group(
+        [&] {
+            log_.namespace_invalidated(ns);
+            claims_.cancel_all();  // (loads: their ticket sees the group record)
+            if (l1_) l1_->invalidate_namespace(ns);
+        },
+        own_namespace_keys(config_.value.format, config_.key_prefix, ns), m);
     m.invalidations.add();
     return CACHEKIT_OK;
 }
 
 int Cache::clear() {
-    std::unique_lock writers(writers_);
-    log_.all_invalidated();
-    claims_.cancel_all();
-    if (l1_) l1_->clear();
-    if (config_.backend) {
-        metrics::NamespaceMetrics &m = metrics_.of("");
-        backend_call(m, [&] { config_.backend->clear(config_.key_prefix, l2::Deadline::after(config_.l2_timeout * 20)); });
-    }
+    // Only keys of the cache's shape under its prefix (key_space.hpp): other
+    // applications' keys in the same database stay.
+    l2::KeySelection own = own_keys(config_.value.format, config_.key_prefix);
+    own.hashed_names_clear_all = true;  // a file directory is the cache's own
+    forget_group(
+        [&] {
+            log_.all_invalidated();
+            claims_.cancel_all();  // (loads: their ticket sees the group record)
+            if (l1_) l1_->clear();
+        },
+        own, metrics_.of(""));
     return CACHEKIT_OK;
 }
 

@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 
@@ -104,12 +103,32 @@ public:
 
 private:
     enum class StoreOutcome { Stored, Dropped, TooLarge };
+    // Put: a write as of now (`ticket` taken when it began). Fill: a value
+    // computed under `claim` (of `claims`) after `ticket`, dropped if a put
+    // or invalidation of the key cancelled the claim or its namespace or the
+    // cache was invalidated since the ticket. FillL1Only: the same without
+    // L2 (the call's L2 read failed).
+    enum class Write { Put, Fill, FillL1Only };
     StoreOutcome store(std::string_view ns, std::string_view key, std::string_view payload,
-                       std::optional<l2::Ttl> ttl, InvalidationLog::Ticket ticket, uint64_t claim);
+                       std::optional<l2::Ttl> ttl, InvalidationLog::Ticket ticket, Write how,
+                       RefreshClaims *claims = nullptr, uint64_t claim = 0);
+    // log_.changed_since under the key's stripe mutex.
+    bool changed_since(InvalidationLog::Ticket ticket, uint64_t key_hash, std::string_view ns);
+    // get_rest, telling whether the L2 read failed (degraded to a miss).
+    int lookup(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info, bool *l2_failed);
     bool read_l1(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info,
                  metrics::NamespaceMetrics &m);
     bool read_l2(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info,
-                 metrics::NamespaceMetrics &m);
+                 metrics::NamespaceMetrics &m, bool *failed = nullptr);
+    // Copy what an L2 read found into L1 unless the key changed since the read began.
+    void fill_l1(std::string_view ns, std::string_view key, std::string_view stored, uint64_t until,
+                 InvalidationLog::Ticket ticket, l1::FillTicket l1_ticket);
+    // Invalidate one key: recorded and dropped from L1 before and after the L2 delete.
+    void forget_key(std::string_view key, uint64_t key_hash);
+    void forget_everywhere(std::string_view key, uint64_t key_hash, metrics::NamespaceMetrics &m);
+    // Run `record` (log, claims, L1), clear `which` from L2, run `record` again.
+    void forget_group(const std::function<void()> &record, const l2::KeySelection &which,
+                      metrics::NamespaceMetrics &m);
     bool refused(Verdict v, std::string_view ns, std::string_view key, const std::string &why,
                  metrics::NamespaceMetrics &m);
     void backend_failed(const Error &e, metrics::NamespaceMetrics &m);
@@ -117,11 +136,16 @@ private:
     // failed and was degraded (counted); rethrows when fail-closed.
     bool backend_call(metrics::NamespaceMetrics &m, const std::function<void()> &call);
     std::string storage_key(std::string_view key) const;
-    std::string namespace_prefix(std::string_view ns) const;
     l2::Deadline deadline() const { return l2::Deadline::after(config_.l2_timeout); }
     std::mutex &stripe(uint64_t key_hash) { return stripes_[key_hash % stripes_.size()]; }
+    // What get_or_load's first read left: its ticket, and whether L2 failed.
+    struct FirstRead {
+        InvalidationLog::Ticket ticket;
+        bool l2_failed;
+    };
     int load_as_leader(std::string_view ns, std::string_view key, std::optional<l2::Ttl> ttl, const Loader &loader,
-                       cachekit_buf *out, Lookup *info, metrics::NamespaceMetrics &m, SingleFlight::Outcome &outcome);
+                       cachekit_buf *out, Lookup *info, metrics::NamespaceMetrics &m, FirstRead first,
+                       SingleFlight::Outcome &outcome);
 
     CacheConfig config_;
     std::unique_ptr<l1::L1Cache> l1_;
@@ -129,10 +153,13 @@ private:
     bool quick_l1_hits_ = false;  // plain_l1_ without SWR: a hit needs nothing but the engine
     metrics::CacheMetrics metrics_;
     InvalidationLog log_;
-    RefreshClaims claims_;
+    RefreshClaims claims_;       // stale-while-revalidate refreshes
+    RefreshClaims load_claims_;  // running loads: exact per key, unlike the striped log
     SingleFlight flights_;
-    std::shared_mutex writers_;                // shared: key writes; exclusive: namespace/all invalidation
-    std::array<std::mutex, 256> stripes_;      // serialise check-and-store against invalidation per key
+    // Serialise a key's in-memory check-and-store (L1 fill, store) against
+    // its write and invalidation records; never held across an L2 call.
+    std::array<std::mutex, 256> stripes_;
+    static_assert(InvalidationLog::kStripes % 256 == 0, "one log slot must map to one stripe");
 };
 
 }  // namespace cachekit::cache

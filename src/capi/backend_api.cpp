@@ -257,7 +257,7 @@ CACHEKIT_API int cachekit_backend_clear(cachekit_backend *backend, uint64_t *del
         auto &b = backend_of(backend);
         std::string_view p = bytes_arg(prefix, prefix_len, "prefix");
         if (deleted != nullptr) *deleted = 0;
-        uint64_t n = b.clear(p, l2::ResilientBackend::clear_deadline());
+        uint64_t n = b.clear(l2::KeySelection(p), l2::ResilientBackend::clear_deadline());
         if (deleted != nullptr) *deleted = n;
         return CACHEKIT_OK;
     });

@@ -83,19 +83,25 @@ std::string auto_key(std::string_view ns, std::string_view module, std::string_v
     return key;
 }
 
-void check_interop_segment(std::string_view segment, const char *what, bool is_namespace) {
-    const std::string name(what);
-    if (segment.empty()) fail(CACHEKIT_ESEGMENT, name + " must hold at least one character");
-    if (segment.size() > 64) fail(CACHEKIT_ESEGMENT, name + " is longer than 64 characters");
+const char *interop_segment_problem(std::string_view segment, bool is_namespace) {
+    if (segment.empty()) return "must hold at least one character";
+    if (segment.size() > 64) return "is longer than 64 characters";
     auto lower_or_digit = [](unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
     if (!lower_or_digit(static_cast<unsigned char>(segment[0])))
-        fail(CACHEKIT_ESEGMENT, name + " must start with a lowercase ASCII letter or digit");
+        return "must start with a lowercase ASCII letter or digit";
     for (unsigned char c : segment)
         if (!lower_or_digit(c) && c != '.' && c != '_' && c != '-')
-            fail(CACHEKIT_ESEGMENT, name + " may hold only a-z, 0-9, '.', '_' and '-' (^[a-z0-9][a-z0-9._-]{0,63}$)");
-    if (segment.find("..") != std::string_view::npos) fail(CACHEKIT_ESEGMENT, name + " must not contain '..'");
+            return "may hold only a-z, 0-9, '.', '_' and '-' (^[a-z0-9][a-z0-9._-]{0,63}$)";
+    if (segment.find("..") != std::string_view::npos) return "must not contain '..'";
+    if (is_namespace && (segment == "ns" || segment == "nsapi")) return "is reserved ('ns' and 'nsapi')";
+    return nullptr;
+}
+
+void check_interop_segment(std::string_view segment, const char *what, bool is_namespace) {
     if (is_namespace && (segment == "ns" || segment == "nsapi"))
         fail(CACHEKIT_ESEGMENT, "the namespaces 'ns' and 'nsapi' are reserved");
+    if (const char *problem = interop_segment_problem(segment, is_namespace))
+        fail(CACHEKIT_ESEGMENT, std::string(what) + " " + problem);
 }
 
 std::string interop_key(std::string_view ns, std::string_view operation, const uint8_t *args, size_t args_len,

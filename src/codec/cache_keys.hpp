@@ -17,6 +17,10 @@ std::string serializer_code(std::string_view identity);
 std::string auto_key(std::string_view ns, std::string_view module, std::string_view qualname,
                      const uint8_t *args, size_t args_len, bool integrity, std::string_view serializer);
 
+// Why `segment` is not a valid interop segment (a phrase to follow its
+// name), or nullptr when it is one.
+const char *interop_segment_problem(std::string_view segment, bool is_namespace);
+
 // Validate an interop segment (ESEGMENT with the reason).
 void check_interop_segment(std::string_view segment, const char *what, bool is_namespace);
 

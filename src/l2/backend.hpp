@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,45 @@ struct KeyValue {
     std::string_view value;
 };
 
+// Which keys clear() removes: those starting with `prefix` whose remainder
+// matches `glob` and that `accept` takes. `glob` is a Redis SCAN MATCH
+// pattern for the remainder (special characters escaped by whoever builds
+// it; "*": any), only a narrowing for the server: `accept` (given the whole
+// key, prefix included; null: every key under the prefix) decides.
+// The file backend stores hashed names: it takes only an empty prefix with
+// no `accept` (everything), or one with hashed_names_clear_all set (a
+// cache's clear: its directory is its own), and then clears the whole
+// directory; anything else is CACHEKIT_EINVAL.
+struct KeySelection {
+    std::string prefix;
+    std::string glob = "*";
+    std::function<bool(std::string_view key)> accept;
+    bool hashed_names_clear_all = false;
+
+    KeySelection() = default;
+    // Every key under a prefix ("": every key).
+    KeySelection(std::string p) : prefix(std::move(p)) {}  // NOLINT: implicit on purpose
+    KeySelection(std::string_view p) : prefix(p) {}        // NOLINT
+    KeySelection(const char *p) : prefix(p) {}             // NOLINT
+    KeySelection(std::string p, std::string g, std::function<bool(std::string_view)> a)
+        : prefix(std::move(p)), glob(std::move(g)), accept(std::move(a)) {}
+
+    bool takes(std::string_view key) const {
+        return key.substr(0, prefix.size()) == prefix && (!accept || accept(key));
+    }
+};
+
+// `text` with the SCAN MATCH specials (* ? [ ] \) escaped.
+inline std::string glob_escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() + 8);
+    for (char c : text) {
+        if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out.push_back('\\');
+        out.push_back(c);
+    }
+    return out;
+}
+
 struct Health {
     bool ok = false;
     double latency_ms = 0;
@@ -64,8 +104,10 @@ public:
                           Deadline deadline) = 0;
     virtual void set_many(const std::vector<KeyValue> &entries, Ttl ttl, Deadline deadline) = 0;
 
-    // Delete every key starting with prefix ("" = all); returns the count.
-    virtual uint64_t clear(std::string_view prefix, Deadline deadline) = 0;
+    // Delete the keys `which` selects (see KeySelection); returns the count.
+    // Redis SCANs in batches and checks each key before its UNLINK, without
+    // holding anything but the one connection it uses.
+    virtual uint64_t clear(const KeySelection &which, Deadline deadline) = 0;
 
     // A lock held for `hold`: the owner's token, or nullopt when someone else holds it.
     virtual std::optional<std::string> lock(std::string_view name, std::chrono::milliseconds hold, Deadline deadline) = 0;

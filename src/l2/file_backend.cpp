@@ -193,10 +193,12 @@ public:
         for (const auto &kv : entries) set(kv.key, kv.value, ttl, deadline);
     }
 
-    uint64_t clear(std::string_view prefix, Deadline deadline) override {
-        if (!prefix.empty())
+    // Names are hashed: a prefix cannot be seen, and the directory is the
+    // cache's own, so an empty prefix clears all of it (glob and accept unused).
+    uint64_t clear(const KeySelection &which, Deadline deadline) override {
+        if (!which.prefix.empty() || (which.accept && !which.hashed_names_clear_all))
             fail(CACHEKIT_EINVAL, "the file backend stores hashed names: it can clear everything (empty prefix) "
-                                  "but not a prefix");
+                                  "but not a prefix or a namespace");
         check_deadline(deadline);
         // Lock order everywhere: est_mu_, then the directory flock.
         std::lock_guard<std::mutex> g(est_mu_);

@@ -72,12 +72,12 @@ public:
         for (const auto &kv : entries) put_locked(kv.key, kv.value, expires);
     }
 
-    uint64_t clear(std::string_view prefix, Deadline) override {
+    uint64_t clear(const KeySelection &which, Deadline) override {
         std::lock_guard<std::mutex> g(mu_);
         auto now = SteadyClock::now();
         uint64_t n = 0;
         for (auto it = map_.begin(); it != map_.end();) {
-            if (std::string_view(it->first).substr(0, prefix.size()) == prefix) {
+            if (which.takes(it->first)) {
                 if (!expired(it->second, now)) ++n;
                 it = map_.erase(it);
             } else {

@@ -641,22 +641,20 @@ public:
         return redis_replies::value(*reply, out, wire_.where());
     }
 
-    // GET and PTTL pipelined: one round trip. The replies are mapped after
-    // both are read, so the connection stays in step whatever they say.
+    // GET and PTTL sent in one write: one round trip for a hit and its TTL.
     bool get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) override {
         Lease conn(pool_, deadline);
-        const char *argv[] = {"GET", data_or_empty(key)};
-        size_t lens[] = {3, key.size()};
-        wire_.append(*conn, 2, argv, lens);
-        argv[0] = "PTTL";
-        lens[0] = 4;
-        wire_.append(*conn, 2, argv, lens);
+        const char *get_argv[] = {"GET", data_or_empty(key)};
+        const char *pttl_argv[] = {"PTTL", data_or_empty(key)};
+        const size_t get_lens[] = {3, key.size()}, pttl_lens[] = {4, key.size()};
+        wire_.append(*conn, 2, get_argv, get_lens);
+        wire_.append(*conn, 2, pttl_argv, pttl_lens);
         Reply value = wire_.next(*conn, "GET", deadline);
-        Reply ttl = wire_.next(*conn, "PTTL", deadline);
+        Reply ttl = wire_.next(*conn, "PTTL", deadline);  // read before either is judged: the connection stays in step
         if (!redis_replies::value(*value, out, wire_.where())) return false;
         std::optional<Ttl> t = redis_replies::pttl(*ttl, wire_.where());
-        // Expired between the two commands (nullopt): give the value no L1 lifetime.
-        *remaining = t ? *t : Ttl{milliseconds(0)};
+        // Gone between the two (expired): give the value no L1 lifetime at all.
+        *remaining = t ? *t : Ttl{std::chrono::milliseconds(0)};
         return true;
     }
 
@@ -736,14 +734,8 @@ public:
         if (!error.empty()) fail(CACHEKIT_EBACKEND, error);
     }
 
-    uint64_t clear(std::string_view prefix, Deadline deadline) override {
-        std::string pattern;
-        pattern.reserve(prefix.size() * 2 + 1);
-        for (char c : prefix) {
-            if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern.push_back('\\');
-            pattern.push_back(c);
-        }
-        pattern.push_back('*');
+    uint64_t clear(const KeySelection &which, Deadline deadline) override {
+        const std::string pattern = glob_escape(which.prefix) + which.glob;
 
         Lease conn(pool_, deadline);
         const char *scan_argv[] = {"SCAN", "0", "MATCH", pattern.data(), "COUNT", kScanCount.data()};
@@ -758,21 +750,22 @@ public:
             redis_replies::scan_page(*scan, wire_.where(), page);
             if (page.keys.empty() && !page.more) break;
             // This batch's UNLINK and the next SCAN go in one write: one round trip per batch.
-            if (!page.keys.empty()) {
-                argv.assign(1, "UNLINK");
-                lens.assign(1, 6);
-                for (std::string_view key : page.keys) {
-                    argv.push_back(data_or_empty(key));
-                    lens.push_back(key.size());
-                }
-                wire_.append(*conn, static_cast<int>(argv.size()), argv.data(), lens.data());
+            // Only keys the selection takes (the glob only narrows the SCAN).
+            argv.assign(1, "UNLINK");
+            lens.assign(1, 6);
+            for (std::string_view key : page.keys) {
+                if (!which.takes(key)) continue;
+                argv.push_back(data_or_empty(key));
+                lens.push_back(key.size());
             }
+            const bool unlink = argv.size() > 1;
+            if (unlink) wire_.append(*conn, static_cast<int>(argv.size()), argv.data(), lens.data());
             if (page.more) {
                 scan_argv[1] = data_or_empty(page.cursor);
                 scan_lens[1] = page.cursor.size();
                 wire_.append(*conn, 6, scan_argv, scan_lens, scan_shape);
             }
-            if (!page.keys.empty()) {
+            if (unlink) {
                 // Sends both requests (the scan reply they point into is still alive).
                 Reply unlinked = wire_.next(*conn, "UNLINK", deadline);
                 std::optional<long long> count = redis_replies::integer_of(*unlinked);

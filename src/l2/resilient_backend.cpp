@@ -106,6 +106,13 @@ bool ResilientBackend::get(std::string_view key, cachekit_buf *out, Deadline dea
         Op::Read, deadline, [&](Deadline d) { return inner_->get(key, out, d); }, [] { return false; });
 }
 
+// One call (one breaker ticket, one round trip where the backend allows), not get + ttl.
+bool ResilientBackend::get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) {
+    return run(
+        Op::Read, deadline, [&](Deadline d) { return inner_->get_with_ttl(key, out, remaining, d); },
+        [] { return false; });
+}
+
 void ResilientBackend::set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) {
     run(
         Op::Write, deadline, [&](Deadline d) { inner_->set(key, value, ttl, d); }, [] {});
@@ -139,15 +146,9 @@ void ResilientBackend::set_many(const std::vector<KeyValue> &entries, Ttl ttl, D
         Op::Write, deadline, [&](Deadline d) { inner_->set_many(entries, ttl, d); }, [] {});
 }
 
-uint64_t ResilientBackend::clear(std::string_view prefix, Deadline deadline) {
+uint64_t ResilientBackend::clear(const KeySelection &which, Deadline deadline) {
     return run(
-        Op::Sweep, deadline, [&](Deadline d) { return inner_->clear(prefix, d); }, [] { return uint64_t(0); });
-}
-
-bool ResilientBackend::get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) {
-    return run(
-        Op::Read, deadline, [&](Deadline d) { return inner_->get_with_ttl(key, out, remaining, d); },
-        [] { return false; });
+        Op::Sweep, deadline, [&](Deadline d) { return inner_->clear(which, d); }, [] { return uint64_t(0); });
 }
 
 std::optional<std::string> ResilientBackend::lock(std::string_view name, milliseconds hold, Deadline deadline) {

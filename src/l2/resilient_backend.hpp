@@ -63,6 +63,7 @@ public:
     const char *kind() const noexcept override { return inner_->kind(); }
 
     bool get(std::string_view key, cachekit_buf *out, Deadline deadline) override;
+    bool get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) override;
     void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override;
     bool del(std::string_view key, Deadline deadline) override;
     bool exists(std::string_view key, Deadline deadline) override;
@@ -70,14 +71,11 @@ public:
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
                   Deadline deadline) override;
     void set_many(const std::vector<KeyValue> &entries, Ttl ttl, Deadline deadline) override;
-    uint64_t clear(std::string_view prefix, Deadline deadline) override;
+    uint64_t clear(const KeySelection &which, Deadline deadline) override;
     std::optional<std::string> lock(std::string_view name, std::chrono::milliseconds hold,
                                     Deadline deadline) override;
     bool unlock(std::string_view name, std::string_view token, Deadline deadline) override;
     Health health(Deadline deadline) override;
-    // One call (one breaker ticket) for the pair: the backend's own
-    // get_with_ttl (one round trip on Redis).
-    bool get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) override;
 
     // A deadline of command_timeout from now (for callers without their own).
     Deadline default_deadline() const { return Deadline::after(config_.command_timeout); }

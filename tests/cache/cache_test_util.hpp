@@ -83,6 +83,17 @@ inline std::string mp_str_of_size(size_t total, char fill = 'x') {
     return mp_str(std::string(total - 3, fill));
 }
 
+// An auto-mode key of the real shape, "ns:{ns}:func:m.f:args:{64 hex}:1s"
+// (the hex derived from `tag`): clear and namespace invalidation delete only
+// keys of the cache's shape.
+inline std::string shaped_key(std::string_view ns, std::string_view tag) {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char c : tag) h = (h ^ c) * 1099511628211ull;
+    std::string hex;
+    for (int i = 0; i < 64; ++i) hex.push_back("0123456789abcdef"[(h >> ((i % 16) * 4)) & 15]);
+    return "ns:" + std::string(ns) + ":func:m.f:args:" + hex + ":1s";
+}
+
 inline bool contains(std::string_view haystack, std::string_view needle) {
     return haystack.find(needle) != std::string_view::npos;
 }

@@ -41,9 +41,9 @@ struct RacingLoader {
 
 void race(Kind kind) {
     Fixture f;
-    const std::string key = "ns:race:func:m.f:args:1";
+    const std::string key = ct::shaped_key("race", "1");
     // A bystander in another namespace, to see what each kind removes.
-    const std::string bystander = "ns:keep:func:m.f:args:2", bv = ct::mp_str("bystander");
+    const std::string bystander = ct::shaped_key("keep", "2"), bv = ct::mp_str("bystander");
     CT_OK(cachekit_cache_put(f.cache, "keep", bystander.data(), bystander.size(), bv.data(), bv.size(),
                              CACHEKIT_TTL_DEFAULT));
 

@@ -36,8 +36,10 @@ struct CountingLoader {
     }
 };
 
-ct::CacheHandle outage_cache(int fail_closed = CACHEKIT_DEFAULT) {
+ct::CacheHandle outage_cache(int fail_closed = CACHEKIT_DEFAULT, int cross_process_lock = CACHEKIT_DEFAULT,
+                             uint32_t breaker_recovery_ms = 500) {
     cachekit_cache_options o = ct::default_options();
+    o.cross_process_lock = cross_process_lock;
     const std::string url = g_redis->url();
     o.backend_url = url.c_str();
     o.l1 = CACHEKIT_OFF;
@@ -46,7 +48,7 @@ ct::CacheHandle outage_cache(int fail_closed = CACHEKIT_DEFAULT) {
     bo.command_timeout_ms = 200;
     bo.connect_timeout_ms = 200;
     bo.breaker_failures = 3;
-    bo.breaker_recovery_ms = 500;
+    bo.breaker_recovery_ms = breaker_recovery_ms;
     bo.breaker_half_open_calls = 1;
     bo.breaker_successes = 1;
     bo.pool_size = 2;
@@ -198,6 +200,41 @@ void test_fail_closed_reports_the_outage(void **) {
     assert_true(out.str() == kValue);
 }
 
+// Issue 12, item 5: with Redis stopped, a call costs one command timeout at
+// most (its L2 read; no stampede lock or write after it), timeouts open
+// the breaker, and once it is open a call costs nothing measurable. The
+// bounds are generous (2x the 200 ms timeout; 50 ms): before the fix a call
+// waited out the read, the lock and the write, 3x the timeout.
+void test_an_outage_costs_one_timeout_at_most(void **) {
+    // A long recovery: no half-open probe among the calls timed while open.
+    ct::CacheHandle cache = outage_cache(CACHEKIT_DEFAULT, CACHEKIT_ON, 120000);
+    cachekit_cache *c = cache.get();
+    ResumeOnExit resume_on_exit;
+    CountingLoader loader;
+    const std::string key = "ns:out:func:m.f:args:cost";
+    healthy_phase(c, key, loader);
+    CT_OK(cachekit_cache_invalidate(c, "out", key.data(), key.size()));
+    g_redis->pause();
+    auto timed_call = [&](const char *phase) {
+        const auto t0 = std::chrono::steady_clock::now();
+        Call r = call(c, key, loader);
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+        expect_ok(r, phase);
+        return ms;
+    };
+    int calls = 0;
+    while (ct::stats_of(c).breaker_state != CACHEKIT_BREAKER_OPEN) {
+        if (++calls > 10) fail_msg("the breaker did not open after 10 timed-out calls");
+        const long long ms = timed_call("stopped");
+        if (ms >= 400) fail_msg("call %d with Redis stopped took %lld ms (command timeout 200 ms)", calls, ms);
+    }
+    assert_true(ct::stats_of(c).timeouts > 0);
+    for (int i = 0; i < 5; ++i) {
+        const long long ms = timed_call("breaker open");
+        if (ms >= 50) fail_msg("a call with the breaker open took %lld ms", ms);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -208,6 +245,7 @@ int main() {
         cmocka_unit_test(test_pause_and_resume),
         cmocka_unit_test(test_kill_and_restart),
         cmocka_unit_test(test_fail_closed_reports_the_outage),
+        cmocka_unit_test(test_an_outage_costs_one_timeout_at_most),
     };
     int rc = cmocka_run_group_tests_name("cache_redis_outage", tests, nullptr, nullptr);
     server.resume();  // never leave a stopped server behind

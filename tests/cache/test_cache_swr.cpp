@@ -119,7 +119,7 @@ Stale stale_keys(std::initializer_list<const char *> names) {
     Stale s{swr_cache(), nullptr, {}};
     s.c = s.cache.get();
     for (const char *n : names) {
-        s.keys.push_back(std::string("ns:swr:k:") + n);
+        s.keys.push_back(ct::shaped_key("swr", n));
         put(s.c, s.keys.back(), ct::mp_str(std::string("old ") + n));
     }
     ct::wait_until_older_than(s.c, kStaleAfter);

@@ -177,7 +177,7 @@ struct FakeBackend : Backend {
         found.assign(keys.size(), true);
     }
     void set_many(const std::vector<KeyValue> &, Ttl, Deadline) override { act(); }
-    uint64_t clear(std::string_view, Deadline) override {
+    uint64_t clear(const KeySelection &, Deadline) override {
         act();
         return 7;
     }
