@@ -374,7 +374,7 @@ int Cache::load_as_leader(std::string_view ns, std::string_view key, std::option
         std::string_view key;
         uint64_t id;
         ~LoadClaim() { claims.settle(key, id); }
-    } load_claim{load_claims_, key, load_claims_.claim(key, config_.load_timeout)};
+    } load_claim{load_claims_, key, load_claims_.take(key, config_.load_timeout)};
     // Another flight may have stored the value since the caller's read:
     // read again only then (a miss otherwise costs one L2 read, not two).
     bool l2_failed = first.l2_failed;

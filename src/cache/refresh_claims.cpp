@@ -11,6 +11,13 @@ uint64_t RefreshClaims::claim(std::string_view key, std::chrono::milliseconds le
     return it->second.id;
 }
 
+uint64_t RefreshClaims::take(std::string_view key, std::chrono::milliseconds lease) {
+    std::lock_guard lock(mutex_);
+    Claim &c = claims_[std::string(key)];
+    c = Claim{next_id_++, Clock::now() + lease};
+    return c.id;
+}
+
 bool RefreshClaims::settle(std::string_view key, uint64_t claim) {
     std::lock_guard lock(mutex_);
     auto it = claims_.find(std::string(key));

@@ -19,6 +19,11 @@ public:
 
     // A claim id (> 0) when this caller should refresh, 0 when another holds it.
     uint64_t claim(std::string_view key, std::chrono::milliseconds lease);
+    // A claim that replaces any other on `key`: for a single-flight leader,
+    // the only live loader of its key in this process, so an older claim
+    // can only be a load that never came back (a loader that longjmp'd out)
+    // or one a timed-out waiter gave up on; the newer load is the one that lands.
+    uint64_t take(std::string_view key, std::chrono::milliseconds lease);
     // True if `claim` is still current; it is consumed either way.
     bool settle(std::string_view key, uint64_t claim);
     // A write or invalidation of `key` cancels any claim on it.
