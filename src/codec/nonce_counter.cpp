@@ -1,34 +1,18 @@
 #include "codec/nonce_counter.hpp"
 
 #include <cerrno>
-#include <mutex>
 #include <thread>
 
-#include <pthread.h>
 #include <sodium.h>
 #include <sys/random.h>
-#include <unistd.h>
 
 #include "util/error.hpp"
+#include "util/fork_hooks.hpp"
 
 namespace cachekit::crypto {
 namespace {
 
 constexpr uint64_t kBusy = uint64_t(1) << 63;
-
-// This process's pid, refreshed in every forked child before fork() returns.
-std::atomic<uint64_t> g_pid{0};
-
-void refresh_pid_in_child() { g_pid.store(uint64_t(getpid()), std::memory_order_relaxed); }
-
-void watch_forks() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        g_pid.store(uint64_t(getpid()), std::memory_order_relaxed);
-        if (pthread_atfork(nullptr, nullptr, refresh_pid_in_child) != 0)
-            fail(CACHEKIT_ENOMEM, "pthread_atfork could not register the nonce counters' fork handler");
-    });
-}
 
 // 8 bytes straight from the kernel: no user-space generator whose state a
 // fork could duplicate. false when the kernel has none to give.
@@ -53,11 +37,10 @@ bool kernel_random(uint64_t &out) {
 }  // namespace
 
 NonceCounter::NonceCounter() {
-    watch_forks();
     uint64_t fresh;
     if (!kernel_random(fresh)) no_randomness();
     instance_.store(fresh);
-    owner_.store(g_pid.load(std::memory_order_relaxed));
+    owner_.store(uint64_t(fork_hooks::pid()));
 }
 
 void NonceCounter::reseed(uint64_t seen, uint64_t me) {
@@ -82,7 +65,7 @@ void NonceCounter::reseed(uint64_t seen, uint64_t me) {
 }
 
 Nonce NonceCounter::next() {
-    const uint64_t me = g_pid.load(std::memory_order_relaxed);
+    const uint64_t me = uint64_t(fork_hooks::pid());  // one load: kept current by the atfork child handler
     for (;;) {
         const uint64_t owner = owner_.load();
         if (owner != me) {

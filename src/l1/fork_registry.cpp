@@ -6,19 +6,9 @@
 #include <vector>
 
 #include <pthread.h>
-#include <unistd.h>
 
 namespace cachekit::l1 {
 
-namespace detail {
-std::atomic<pid_t> cached_pid{0};
-
-pid_t read_pid() noexcept {
-    pid_t p = getpid();
-    cached_pid.store(p, std::memory_order_relaxed);
-    return p;
-}
-}  // namespace detail
 
 namespace {
 
@@ -64,7 +54,6 @@ void parent() noexcept {
 }
 
 void child() noexcept {
-    detail::read_pid();
     Registry &r = registry();
     for (ForkSafe *o : r.objects) o->fork_child();
     new (&r.mu) std::mutex;  // taken by prepare() in the parent
@@ -74,7 +63,7 @@ void child() noexcept {
 
 void register_fork_safe(ForkSafe *object) {
     static const bool installed = [] {
-        detail::read_pid();
+        fork_hooks::pid();  // installs the handler that keeps pid_now() current
         pthread_atfork(prepare, parent, child);
         return true;
     }();

@@ -9,8 +9,9 @@
 // on a write path and start them again.
 #pragma once
 
-#include <atomic>
 #include <sys/types.h>
+
+#include "util/fork_hooks.hpp"
 
 namespace cachekit::l1 {
 
@@ -27,16 +28,8 @@ protected:
 void register_fork_safe(ForkSafe *object);
 void unregister_fork_safe(ForkSafe *object) noexcept;
 
-namespace detail {
-extern std::atomic<pid_t> cached_pid;
-pid_t read_pid() noexcept;
-}  // namespace detail
-
-// This process's id, no syscall after the first call (kept current across
-// fork() by the registry's child handler).
-inline pid_t pid_now() noexcept {
-    pid_t p = detail::cached_pid.load(std::memory_order_relaxed);
-    return p != 0 ? p : detail::read_pid();
-}
+// This process's id, no syscall (kept current across fork() by
+// fork_hooks' child handler).
+inline pid_t pid_now() noexcept { return fork_hooks::pid(); }
 
 }  // namespace cachekit::l1
