@@ -50,6 +50,27 @@ void test_an_l2_hit_is_one_backend_call(void **) {
         30s, 50ms));
 }
 
+// A stored value over the reply limit a cache derives from max_value_bytes
+// (for a backend it opens from its URL) is refused from its length line: a
+// miss counted too_large, not an error, and the entry is left in place.
+void test_a_value_over_the_reply_limit_is_a_counted_miss(void **) {
+    cachekit_cache_options o = ct::default_options();
+    const std::string url = g_redis->url();
+    o.backend_url = url.c_str();
+    o.l1 = CACHEKIT_OFF;
+    o.max_value_bytes = 1u << 20;  // reply limit about 1.08 MB
+    ct::CacheHandle cache = ct::new_cache(&o);
+    ct::BackendHandle raw = ct::open_backend(url.c_str());
+    const std::string key = ct::shaped_key("big", "1"), huge(3u << 20, 'x');
+    CT_OK(cachekit_backend_set(raw.get(), key.data(), key.size(), huge.data(), huge.size(), 0.0));
+
+    Buf out;
+    assert_int_equal(cachekit_cache_get(cache.get(), out.get(), nullptr, "big", key.data(), key.size()),
+                     CACHEKIT_ENOTFOUND);
+    assert_int_equal(ct::stats_of(cache.get()).too_large, 1);
+    assert_int_equal(cachekit_backend_exists(raw.get(), key.data(), key.size()), CACHEKIT_OK);
+}
+
 }  // namespace
 
 int main() {
@@ -58,6 +79,7 @@ int main() {
     g_redis = &server;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_an_l2_hit_is_one_backend_call),
+        cmocka_unit_test(test_a_value_over_the_reply_limit_is_a_counted_miss),
     };
     return cmocka_run_group_tests_name("cache_redis_hit", tests, nullptr, nullptr);
 }
