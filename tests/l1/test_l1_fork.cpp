@@ -57,6 +57,11 @@ int child_checks(L1Cache &c, uint64_t expirations_before_puts) {
 void test_child_sweeps_and_works(void **) {
 #if defined(__SANITIZE_THREAD__)
     skip();  // TSan does not support starting threads in the child of a multi-threaded process
+#elif defined(__SANITIZE_ADDRESS__)
+    // GCC 12's ASan allocator is not locked around fork(): a child forked while
+    // the busy thread allocates can stop in it (seen once in CI as SIGALRM).
+    // glibc's malloc is, so the plain build and valgrind run this test.
+    skip();
 #endif
     Options o;
     o.max_bytes = 4u << 20;
