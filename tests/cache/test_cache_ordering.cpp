@@ -13,6 +13,7 @@
 //  - Refusals delete only what is proven bad: a key rotation with old and
 //    new readers and a reader without encryption keeps every entry.
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -273,17 +274,13 @@ void test_stress_l1_agrees_with_l2(void **) {
     }
 }
 
-// A clear or namespace invalidation held inside the backend holds up no put or get of another key.
-void blocked_group_does_not_block(Group group) {
-    Rig r;
-    const std::string other = auto_key("p", 9);
-    r.put("o", auto_key("o", 1), v1);
-    auto latch = r.backend->arm(Op::Clear);
-    std::optional<Worker> invalidator;
-    invalidator.emplace([&] {
-        if (group == Group::Namespace) r.cache->invalidate_namespace("o");
-        else r.cache->clear();
-    });
+// While `blocked` (run on a worker) is held inside the backend call `op`, a
+// put and get of `other` in namespace `ns` still finish, and see the put.
+void held_call_does_not_block(Rig &r, Op op, const std::function<void()> &blocked, const char *ns,
+                              const std::string &other) {
+    auto latch = r.backend->arm(op);
+    std::optional<Worker> holder;
+    holder.emplace(blocked);
     struct Release {
         std::shared_ptr<ct::LatchedBackend::Latch> latch;
         ~Release() { latch->release.open(); }
@@ -291,15 +288,28 @@ void blocked_group_does_not_block(Group group) {
     assert_true(latch->reached.wait_for(10s));
     std::optional<std::string> got;
     Worker writer([&] {
-        r.put("p", other, v2);
-        got = r.get("p", other);
+        r.put(ns, other, v2);
+        got = r.get(ns, other);
     });
     const bool finished = writer.finished_within(10s);
     latch->release.open();
     writer.join();
-    invalidator->join();
+    holder->join();
     assert_true(finished);
     assert_true(got == v2);
+}
+
+// A clear or namespace invalidation held inside the backend holds up no put or get of another key.
+void blocked_group_does_not_block(Group group) {
+    Rig r;
+    r.put("o", auto_key("o", 1), v1);
+    held_call_does_not_block(
+        r, Op::Clear,
+        [&] {
+            if (group == Group::Namespace) r.cache->invalidate_namespace("o");
+            else r.cache->clear();
+        },
+        "p", auto_key("p", 9));
 }
 
 void test_a_blocked_namespace_invalidation_lets_other_keys_through(void **) {
@@ -317,25 +327,7 @@ void test_a_blocked_key_invalidation_lets_its_stripe_through(void **) {
     for (unsigned n = 2; neighbour.empty(); ++n)
         if (cachekit::l1::L1Cache::hash_key(auto_key("o", n)) % 256 == stripe) neighbour = auto_key("o", n);
     r.put("o", key, v1);
-    auto latch = r.backend->arm(Op::Del);
-    std::optional<Worker> invalidator;
-    invalidator.emplace([&] { r.cache->invalidate("o", key); });
-    struct Release {
-        std::shared_ptr<ct::LatchedBackend::Latch> latch;
-        ~Release() { latch->release.open(); }
-    } release{latch};
-    assert_true(latch->reached.wait_for(10s));
-    std::optional<std::string> got;
-    Worker writer([&] {
-        r.put("o", neighbour, v2);
-        got = r.get("o", neighbour);
-    });
-    const bool finished = writer.finished_within(10s);
-    latch->release.open();
-    writer.join();
-    invalidator->join();
-    assert_true(finished);
-    assert_true(got == v2);
+    held_call_does_not_block(r, Op::Del, [&] { r.cache->invalidate("o", key); }, "o", neighbour);
 }
 
 // One L2 read per get_or_load miss and per hit.
