@@ -7,9 +7,9 @@
 // cachekit_cache_stats_get totals are exact for "m", for "o" and for all,
 // and cachekit_cache_metrics_text carries the matching
 // cache_operations_total lines.
-#include <set>
 
 #include "cache_test_util.hpp"
+#include "prometheus_text.hpp"
 
 namespace {
 
@@ -269,31 +269,8 @@ void test_l1_hits_count_under_the_entry_namespace(void **) {
     }
 }
 
-// The sum of the values of the metrics lines that start with `prefix` and
-// contain `part`, and how many distinct namespace labels the text has.
-uint64_t sum_lines(const std::string &text, const std::string &prefix, const std::string &part) {
-    uint64_t sum = 0;
-    size_t at = 0;
-    while (at < text.size()) {
-        size_t end = text.find('\n', at);
-        if (end == std::string::npos) end = text.size();
-        std::string line = text.substr(at, end - at);
-        at = end + 1;
-        if (line.rfind(prefix, 0) != 0 || line.find(part) == std::string::npos) continue;
-        sum += std::stoull(line.substr(line.rfind(' ') + 1));
-    }
-    return sum;
-}
-
-size_t namespace_labels(const std::string &text) {
-    std::set<std::string> names;
-    const std::string marker = "cachekit_stale_served_total{namespace=\"";
-    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + 1)) {
-        size_t from = at + marker.size();
-        names.insert(text.substr(from, text.find('"', from) - from));
-    }
-    return names.size();
-}
+using prometheus_text::namespace_labels;
+using prometheus_text::sum_lines;
 
 // Issue 12: at most 1,024 namespaces have series of their own; the least
 // recently used fold into "__other__" and every count stays: totals over the

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <set>
 #include <string>
 
 #include <setjmp.h>
@@ -19,6 +18,7 @@ extern "C" {
 }
 
 #include "cachekit/cachekit.h"
+#include "../cache/prometheus_text.hpp"
 
 namespace {
 
@@ -56,28 +56,8 @@ uint64_t rss_bytes() {
     return n == 2 ? resident * uint64_t(sysconf(_SC_PAGESIZE)) : 0;
 }
 
-uint64_t sum_lines(const std::string &text, const std::string &prefix, const std::string &part) {
-    uint64_t sum = 0;
-    for (size_t at = 0; at < text.size();) {
-        size_t end = text.find('\n', at);
-        if (end == std::string::npos) end = text.size();
-        std::string line = text.substr(at, end - at);
-        at = end + 1;
-        if (line.rfind(prefix, 0) == 0 && line.find(part) != std::string::npos)
-            sum += std::stoull(line.substr(line.rfind(' ') + 1));
-    }
-    return sum;
-}
-
-size_t namespace_labels(const std::string &text) {
-    std::set<std::string> names;
-    const std::string marker = "cachekit_stale_served_total{namespace=\"";
-    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + 1)) {
-        size_t from = at + marker.size();
-        names.insert(text.substr(from, text.find('"', from) - from));
-    }
-    return names.size();
-}
+using prometheus_text::namespace_labels;
+using prometheus_text::sum_lines;
 
 cachekit_cache_stats stats_of(cachekit_cache *c) {
     cachekit_cache_stats s;
