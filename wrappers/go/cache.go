@@ -1,0 +1,234 @@
+package cachekit
+
+/*
+#include <cachekit/cachekit.h>
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Cache is one libcachekit cache handle (L1 -> L2 with single-flight, SWR
+// and verification). It is safe for concurrent use. Close releases it.
+type Cache struct {
+	// gate keeps h alive: every C call enters it, Close closes it (waiting
+	// for the calls inside), so no call sees a freed handle.
+	gate    *gate
+	h       *C.cachekit_cache
+	backend *Backend // borrowed by the C cache: kept reachable while open
+	flights flightGroup
+}
+
+// scratch holds what one C call writes (its error and output buffer),
+// pooled because a cachekit_error is 1 KiB. buf holds no C memory when the
+// scratch is back in the pool (takeBuf disposes it).
+type scratch struct {
+	err  C.cachekit_error
+	buf  C.cachekit_buf
+	info C.cachekit_lookup
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func getScratch() *scratch {
+	s := scratchPool.Get().(*scratch)
+	s.err.struct_size = C.size_t(unsafe.Sizeof(s.err))
+	s.info = C.cachekit_lookup{struct_size: C.size_t(unsafe.Sizeof(s.info)), age_seconds: -1, temporal_keys: -1}
+	return s
+}
+
+func putScratch(s *scratch) { scratchPool.Put(s) }
+
+// New creates a cache. The context bounds nothing inside the C call (it
+// opens no connection: Redis connects lazily) but a cancelled one fails at once.
+func New(ctx context.Context, opts Options) (*Cache, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o, err := opts.toC()
+	if err != nil {
+		return nil, err
+	}
+	defer o.free()
+	if opts.Backend != nil {
+		// The C cache borrows the backend: it stays open until Close.
+		if err := opts.Backend.borrow(); err != nil {
+			return nil, err
+		}
+	}
+	var h *C.cachekit_cache
+	cerr := newCError()
+	if err := errorFrom(C.cachekit_cache_new_ex(&h, o.opts, &cerr), &cerr); err != nil {
+		if opts.Backend != nil {
+			opts.Backend.unborrow()
+		}
+		return nil, err
+	}
+	c := &Cache{gate: newGate(), h: h, backend: opts.Backend}
+	runtime.SetFinalizer(c, reportLeak)
+	return c, nil
+}
+
+// reportLeak runs when an unclosed Cache is collected: it only says so (it
+// does not free: a finalizer must not race with the user's own Close).
+func reportLeak(c *Cache) {
+	if !c.gate.isClosed() {
+		fmt.Fprintln(os.Stderr, "cachekit: a Cache was garbage-collected without Close; its C handle leaked")
+	}
+}
+
+// Close frees the handle once the calls in flight have returned. Calls
+// after Close return ErrClosed. Closing twice is a no-op. A loader must not
+// close its own cache (Close would wait for the loader).
+func (c *Cache) Close() error {
+	if !c.gate.close() {
+		return nil
+	}
+	C.cachekit_cache_free(c.h)
+	runtime.SetFinalizer(c, nil)
+	if c.backend != nil {
+		c.backend.unborrow()
+	}
+	return nil
+}
+
+// acquire holds the handle open for one call; release with c.release.
+func (c *Cache) acquire() (*C.cachekit_cache, error) {
+	if _, err := c.gate.enter(); err != nil {
+		return nil, err
+	}
+	return c.h, nil
+}
+
+func (c *Cache) release() { c.gate.leave() }
+
+// Get returns the value (one MessagePack document) stored under key in
+// namespace ns, or an error matching ErrNotFound on a miss.
+func (c *Cache) Get(ctx context.Context, ns, key string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cns, err := cString("namespace", ns)
+	if err != nil {
+		return nil, err
+	}
+	h, err := c.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer c.release()
+	s := getScratch()
+	defer putScratch(s)
+	rc := C.cachekit_cache_get_ex(h, &s.buf, nil, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
+	if err := errorFrom(rc, &s.err); err != nil {
+		C.cachekit_buf_dispose(&s.buf)
+		return nil, err
+	}
+	return takeBuf(&s.buf), nil
+}
+
+// Set stores value (one MessagePack document) under key in both tiers.
+// ttl: 0 = the cache's DefaultTTL, NoExpiry = none, > 0 = that long.
+func (c *Cache) Set(ctx context.Context, ns, key string, value []byte, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cns, err := cString("namespace", ns)
+	if err != nil {
+		return err
+	}
+	secs, err := ttlSeconds(ttl)
+	if err != nil {
+		return err
+	}
+	h, err := c.acquire()
+	if err != nil {
+		return err
+	}
+	defer c.release()
+	s := getScratch()
+	defer putScratch(s)
+	rc := C.cachekit_cache_put_ex(h, charPtr(cns), stringPtr(key), C.size_t(len(key)),
+		bytesPtr(value), C.size_t(len(value)), secs, &s.err)
+	return errorFrom(rc, &s.err)
+}
+
+// Delete invalidates key in both tiers (no error when it was absent).
+func (c *Cache) Delete(ctx context.Context, ns, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cns, err := cString("namespace", ns)
+	if err != nil {
+		return err
+	}
+	h, err := c.acquire()
+	if err != nil {
+		return err
+	}
+	defer c.release()
+	s := getScratch()
+	defer putScratch(s)
+	rc := C.cachekit_cache_invalidate_ex(h, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
+	return errorFrom(rc, &s.err)
+}
+
+// InvalidateNamespace invalidates every key of namespace ns in both tiers
+// (the file backend: L1 only, and an error matching ErrInvalid; see
+// docs/cache.md "Invalidation").
+func (c *Cache) InvalidateNamespace(ctx context.Context, ns string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cns, err := cString("namespace", ns)
+	if err != nil {
+		return err
+	}
+	h, err := c.acquire()
+	if err != nil {
+		return err
+	}
+	defer c.release()
+	s := getScratch()
+	defer putScratch(s)
+	return errorFrom(C.cachekit_cache_invalidate_namespace_ex(h, charPtr(cns), &s.err), &s.err)
+}
+
+// Clear deletes every key of this cache's own key space in both tiers
+// (other applications' keys in the same database stay).
+func (c *Cache) Clear(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h, err := c.acquire()
+	if err != nil {
+		return err
+	}
+	defer c.release()
+	s := getScratch()
+	defer putScratch(s)
+	return errorFrom(C.cachekit_cache_clear_ex(h, &s.err), &s.err)
+}
+
+// MetricsText is the cache's metrics in the Prometheus text format.
+func (c *Cache) MetricsText() (string, error) {
+	h, err := c.acquire()
+	if err != nil {
+		return "", err
+	}
+	defer c.release()
+	s := getScratch()
+	defer putScratch(s)
+	if err := errorFrom(C.cachekit_cache_metrics_text_ex(h, &s.buf, &s.err), &s.err); err != nil {
+		C.cachekit_buf_dispose(&s.buf)
+		return "", err
+	}
+	return takeString(&s.buf), nil
+}

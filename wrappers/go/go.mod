@@ -1,0 +1,3 @@
+module github.com/libcachekit/libcachekit/wrappers/go
+
+go 1.22

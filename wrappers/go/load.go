@@ -1,0 +1,288 @@
+package cachekit
+
+/*
+#include <cachekit/cachekit.h>
+int ck_get_or_load(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,
+                   const char *ns, const void *key, size_t key_len, double ttl,
+                   uintptr_t handle, cachekit_error *err);
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"runtime/cgo"
+	"sync"
+	"time"
+)
+
+// LoadFunc computes a missing value: one MessagePack document.
+type LoadFunc func(ctx context.Context) ([]byte, error)
+
+// LoadOption tunes one GetOrLoad call.
+type LoadOption func(*loadOptions)
+
+type loadOptions struct {
+	ttl time.Duration
+}
+
+// WithTTL stores the loaded value for d (0: the cache's DefaultTTL,
+// NoExpiry: no expiry).
+func WithTTL(d time.Duration) LoadOption { return func(o *loadOptions) { o.ttl = d } }
+
+// PanicError is what GetOrLoad re-panics with when the loader panicked: the
+// loader's panic value and its stack, carried back to every waiting caller.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (p *PanicError) Error() string { return fmt.Sprintf("cachekit: the loader panicked: %v", p.Value) }
+
+// Unwrap gives the panic value when it was an error.
+func (p *PanicError) Unwrap() error {
+	if err, ok := p.Value.(error); ok {
+		return err
+	}
+	return nil
+}
+
+// fastPathLimit bounds the goroutines of one cache that may be inside a C
+// call when a GetOrLoad tries its key directly; the others go through the
+// Go single flight, so a stampede on a cold key parks goroutines in Go
+// instead of pinning one OS thread each inside C.
+const fastPathLimit = 16
+
+// GetOrLoad returns the value of key, computing it with load on a miss.
+// Concurrent callers of one key in this process share one load (merged in
+// Go before entering C); each stops waiting when its own ctx ends while the
+// load goes on for the others (its ctx is cancelled only when every caller
+// left). The loader's error is returned as it is and never cached; a panic
+// in it is re-panicked in every waiting caller as a *PanicError. With SWR a
+// stale hit is returned at once and one caller refreshes it in the
+// background with load. The returned slice is the caller's own.
+func (c *Cache) GetOrLoad(ctx context.Context, ns, key string, load LoadFunc, opts ...LoadOption) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if load == nil {
+		return nil, invalidf("GetOrLoad: nil loader")
+	}
+	var lo loadOptions
+	for _, o := range opts {
+		o(&lo)
+	}
+	secs, err := ttlSeconds(lo.ttl)
+	if err != nil {
+		return nil, err
+	}
+	cns, err := cString("namespace", ns)
+	if err != nil {
+		return nil, err
+	}
+	fk := flightKey{ns: ns, key: key}
+	if loading, _ := ctx.Value(loadingKey{c, fk}).(bool); loading {
+		return nil, &Error{Code: StatusDeadlock, Name: StatusDeadlock.Name(),
+			Message: fmt.Sprintf("the loader of %q in namespace %q asked for its own key", key, ns)}
+	}
+
+	// Fast path: a hit needs one C call and no bookkeeping.
+	n, err := c.gate.enter()
+	if err != nil {
+		return nil, err
+	}
+	if n <= fastPathLimit {
+		s := getScratch()
+		rc := C.cachekit_cache_get_ex(c.h, &s.buf, &s.info, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
+		c.gate.leave()
+		if rc == C.CACHEKIT_OK {
+			if s.info.refresh != 0 {
+				c.refresh(ctx, fk, cns, load, secs, uint64(s.info.refresh_claim))
+			}
+			v := takeBuf(&s.buf)
+			putScratch(s)
+			return v, nil
+		}
+		err := errorFrom(rc, &s.err)
+		C.cachekit_buf_dispose(&s.buf)
+		putScratch(s)
+		if rc != C.CACHEKIT_ENOTFOUND {
+			return nil, err
+		}
+	} else {
+		c.gate.leave()
+	}
+	return c.flights.wait(ctx, fk, func(f *flight) { go c.runFlight(f, fk, cns, load, secs) })
+}
+
+// refresh lands a stale-while-revalidate refresh in the background (this
+// caller holds the key's one claim). A failed or panicking refresh gives
+// the claim up, so a later stale hit tries again.
+func (c *Cache) refresh(ctx context.Context, fk flightKey, cns []byte, load LoadFunc, secs C.double, claim uint64) {
+	lctx := context.WithValue(context.WithoutCancel(ctx), loadingKey{c, fk}, true)
+	go func() {
+		v, err, p := callLoader(lctx, load)
+		h, gerr := c.acquire()
+		if gerr != nil {
+			return
+		}
+		defer c.release()
+		s := getScratch()
+		defer putScratch(s)
+		if p != nil || err != nil {
+			if p != nil {
+				log.Printf("cachekit: the refresh of %q panicked: %v\n%s", fk.key, p.Value, p.Stack)
+			}
+			C.cachekit_cache_abandon_refresh_ex(h, stringPtr(fk.key), C.size_t(len(fk.key)), C.uint64_t(claim), &s.err)
+			return
+		}
+		C.cachekit_cache_put_refresh_ex(h, charPtr(cns), stringPtr(fk.key), C.size_t(len(fk.key)),
+			bytesPtr(v), C.size_t(len(v)), secs, C.uint64_t(claim), &s.err)
+	}()
+}
+
+// runFlight is the one C get_or_load of a key's flight; it runs in its own
+// goroutine so that callers can stop waiting while it goes on.
+func (c *Cache) runFlight(f *flight, fk flightKey, cns []byte, load LoadFunc, secs C.double) {
+	defer c.flights.finish(fk, f)
+	h, err := c.acquire()
+	if err != nil {
+		f.err = err
+		return
+	}
+	defer c.release()
+	lc := &loadCall{ctx: context.WithValue(f.ctx, loadingKey{c, fk}, true), load: load}
+	handle := cgo.NewHandle(lc)
+	defer handle.Delete()
+	s := getScratch()
+	defer putScratch(s)
+	rc := C.ck_get_or_load(h, &s.buf, &s.info, charPtr(cns), stringPtr(fk.key), C.size_t(len(fk.key)), secs,
+		C.uintptr_t(handle), &s.err)
+	switch {
+	case lc.panic != nil:
+		f.panic = lc.panic
+	case rc == C.CACHEKIT_OK:
+		f.val = takeBuf(&s.buf)
+		if s.info.refresh != 0 {
+			c.refresh(f.ctx, fk, cns, load, secs, uint64(s.info.refresh_claim))
+		}
+	case lc.err != nil:
+		f.err = lc.err
+	default:
+		f.err = errorFrom(rc, &s.err)
+	}
+	C.cachekit_buf_dispose(&s.buf)
+}
+
+// loadingKey marks a loader's context, so a loader that asks its own cache
+// for its own key gets ErrDeadlock instead of waiting for itself.
+type loadingKey struct {
+	c  *Cache
+	fk flightKey
+}
+
+// loadCall is what the C loader callback reaches through its cgo.Handle.
+type loadCall struct {
+	ctx   context.Context
+	load  LoadFunc
+	err   error       // the loader's own error, returned as it is
+	panic *PanicError // a recovered panic, re-panicked in the callers
+}
+
+// callLoader runs load, turning a panic into a *PanicError.
+func callLoader(ctx context.Context, load LoadFunc) (v []byte, err error, p *PanicError) {
+	defer func() {
+		if r := recover(); r != nil {
+			p = &PanicError{Value: r, Stack: stack()}
+		}
+	}()
+	v, err = load(ctx)
+	return v, err, nil
+}
+
+// flightKey names one key of one cache.
+type flightKey struct{ ns, key string }
+
+// flight is one load shared by the callers of a key.
+type flight struct {
+	ctx     context.Context // the load's: not cancelled by any one caller
+	cancel  context.CancelFunc
+	done    chan struct{}
+	waiters int  // guarded by flightGroup.mu
+	given   bool // the value was handed out once (later callers get copies); guarded by mu
+	val     []byte
+	err     error
+	panic   *PanicError
+}
+
+// flightGroup merges the concurrent callers of a key in Go.
+type flightGroup struct {
+	mu sync.Mutex
+	m  map[flightKey]*flight
+}
+
+// wait joins the key's flight (starting it with start when there is none)
+// and waits for its outcome or ctx's end.
+func (g *flightGroup) wait(ctx context.Context, fk flightKey, start func(*flight)) ([]byte, error) {
+	g.mu.Lock()
+	if g.m == nil {
+		g.m = make(map[flightKey]*flight)
+	}
+	f, ok := g.m[fk]
+	if !ok || f.ctx.Err() != nil { // none, or one every caller left (its load was cancelled)
+		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		f = &flight{ctx: lctx, cancel: cancel, done: make(chan struct{})}
+		g.m[fk] = f
+		start(f)
+	}
+	f.waiters++
+	g.mu.Unlock()
+
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		g.leave(f)
+		return nil, ctx.Err()
+	}
+	g.mu.Lock()
+	f.waiters--
+	own := f.given
+	f.given = true
+	g.mu.Unlock()
+	if f.panic != nil {
+		panic(f.panic)
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	if own { // another caller has the original: this one gets its own copy
+		return append([]byte{}, f.val...), nil
+	}
+	return f.val, nil
+}
+
+// leave drops a caller that stopped waiting; the last one cancels the load.
+func (g *flightGroup) leave(f *flight) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f.waiters--
+	if f.waiters == 0 {
+		select {
+		case <-f.done:
+		default:
+			f.cancel()
+		}
+	}
+}
+
+// finish publishes the flight's outcome and forgets it.
+func (g *flightGroup) finish(fk flightKey, f *flight) {
+	g.mu.Lock()
+	if g.m[fk] == f {
+		delete(g.m, fk)
+	}
+	g.mu.Unlock()
+	close(f.done)
+	f.cancel()
+}
