@@ -13,6 +13,9 @@ import (
 
 // keyTyped builds the interop key of typed arguments as a Go caller's
 // values: MessagePack of the argument array, then the core's key.
+// (To switch to the typed key builder cachekit.Key(ns, op, args...) and
+// EncodeValue/DecodeValue once they are in this module, with cachekit.Set
+// for taggedjson.Set: the Wrap half of the module owns them.)
 func keyTyped(req request) (map[string]any, error) {
 	ns, err := str(req, "namespace")
 	if err != nil {
