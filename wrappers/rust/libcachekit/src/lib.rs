@@ -24,6 +24,7 @@ mod ffi;
 mod keys;
 mod load;
 mod types;
+mod value;
 mod values;
 
 pub use builder::{CacheBuilder, Format};
@@ -32,6 +33,7 @@ pub use error::Error;
 pub use keys::{interop_key, interop_key_raw, interop_key_with_canonical};
 pub use load::LoadError;
 pub use types::{Bytes, Set, Timestamp};
+pub use value::Value;
 pub use values::{decode_value, encode_value};
 
 /// The raw bindings, for code that needs a call this crate does not wrap.
