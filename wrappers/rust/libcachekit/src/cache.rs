@@ -136,7 +136,13 @@ impl Cache {
     }
 
     /// Store a typed value (interop value profile, see `encode_value`).
-    pub fn set<T: Serialize + ?Sized>(&self, ns: &str, key: &str, value: &T, ttl: Option<Duration>) -> Result<(), Error> {
+    pub fn set<T: Serialize + ?Sized>(
+        &self,
+        ns: &str,
+        key: &str,
+        value: &T,
+        ttl: Option<Duration>,
+    ) -> Result<(), Error> {
         self.set_bytes(ns, key, &encode_value(value)?, ttl)
     }
 
@@ -158,7 +164,9 @@ impl Cache {
     pub fn delete(&self, ns: &str, key: &str) -> Result<(), Error> {
         with_cstr("namespace", ns, |ns| {
             // SAFETY: live handle, string and key slice.
-            call(|err| unsafe { sys::cachekit_cache_invalidate_ex(self.as_ptr(), ns, key.as_ptr().cast(), key.len(), err) })
+            call(|err| unsafe {
+                sys::cachekit_cache_invalidate_ex(self.as_ptr(), ns, key.as_ptr().cast(), key.len(), err)
+            })
         })
     }
 
@@ -195,7 +203,7 @@ impl Cache {
         let mut out = Buf::new();
         // SAFETY: live handle and buffer.
         call(|err| unsafe { sys::cachekit_cache_metrics_text_ex(self.as_ptr(), out.as_mut_ptr(), err) })?;
-        Ok(out.to_string())
+        Ok(out.to_text())
     }
 }
 

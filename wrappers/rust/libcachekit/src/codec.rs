@@ -10,7 +10,9 @@ pub fn envelope_wrap(data: &[u8], format: &str) -> Result<Vec<u8>, Error> {
     let mut out = Buf::new();
     with_cstr("format", format, |format| {
         // SAFETY: live slice, string and buffer.
-        call(|err| unsafe { sys::cachekit_envelope_wrap_ex(out.as_mut_ptr(), data.as_ptr().cast(), data.len(), format, err) })
+        call(|err| unsafe {
+            sys::cachekit_envelope_wrap_ex(out.as_mut_ptr(), data.as_ptr().cast(), data.len(), format, err)
+        })
     })?;
     Ok(out.to_vec())
 }
@@ -20,9 +22,15 @@ pub fn envelope_unwrap(envelope: &[u8]) -> Result<(Vec<u8>, String), Error> {
     let (mut out, mut format) = (Buf::new(), Buf::new());
     // SAFETY: live slice and buffers.
     call(|err| unsafe {
-        sys::cachekit_envelope_unwrap_ex(out.as_mut_ptr(), format.as_mut_ptr(), envelope.as_ptr().cast(), envelope.len(), err)
+        sys::cachekit_envelope_unwrap_ex(
+            out.as_mut_ptr(),
+            format.as_mut_ptr(),
+            envelope.as_ptr().cast(),
+            envelope.len(),
+            err,
+        )
     })?;
-    Ok((out.to_vec(), format.to_string()))
+    Ok((out.to_vec(), format.to_text()))
 }
 
 /// A decoded CK v3 frame.
@@ -40,7 +48,9 @@ pub fn frame_encode(serializer: &str, metadata_json: &str, payload: &[u8]) -> Re
     with_cstr("serializer", serializer, |s| {
         with_cstr("metadata", metadata_json, |m| {
             // SAFETY: live strings, slice and buffer.
-            call(|err| unsafe { sys::cachekit_frame_encode_ex(out.as_mut_ptr(), s, m, payload.as_ptr().cast(), payload.len(), err) })
+            call(|err| unsafe {
+                sys::cachekit_frame_encode_ex(out.as_mut_ptr(), s, m, payload.as_ptr().cast(), payload.len(), err)
+            })
         })
     })?;
     Ok(out.to_vec())
@@ -52,24 +62,52 @@ pub fn frame_decode(frame: &[u8]) -> Result<Frame, Error> {
     let mut offset = 0usize;
     // SAFETY: live slice, buffers and out-parameter.
     call(|err| unsafe {
-        sys::cachekit_frame_decode_ex(serializer.as_mut_ptr(), metadata.as_mut_ptr(), &mut offset, frame.as_ptr().cast(), frame.len(), err)
+        sys::cachekit_frame_decode_ex(
+            serializer.as_mut_ptr(),
+            metadata.as_mut_ptr(),
+            &mut offset,
+            frame.as_ptr().cast(),
+            frame.len(),
+            err,
+        )
     })?;
-    let payload = frame.get(offset..).ok_or_else(|| Error::from_code(sys::CACHEKIT_EINTERNAL, "payload offset past the frame"))?;
-    Ok(Frame { serializer: serializer.to_string(), metadata_json: metadata.to_string(), payload: payload.to_vec() })
+    let payload = frame
+        .get(offset..)
+        .ok_or_else(|| Error::from_code(sys::CACHEKIT_EINTERNAL, "payload offset past the frame"))?;
+    Ok(Frame {
+        serializer: serializer.to_text(),
+        metadata_json: metadata.to_text(),
+        payload: payload.to_vec(),
+    })
 }
 
 /// Describe a stored value as JSON (kind, checks, decoded value, ...). With a
 /// keyring and the cache key, ciphertext is opened first.
-pub fn inspect(data: &[u8], keyring: Option<&Keyring>, tenant: Option<&str>, cache_key: Option<&str>) -> Result<String, Error> {
+pub fn inspect(
+    data: &[u8],
+    keyring: Option<&Keyring>,
+    tenant: Option<&str>,
+    cache_key: Option<&str>,
+) -> Result<String, Error> {
     let mut out = Buf::new();
     let ring = keyring.map_or(null(), |k| k.ptr.as_ptr() as *const _);
     with_opt_cstr("tenant", tenant, |tenant| {
         with_opt_cstr("cache key", cache_key, |key| {
             // SAFETY: live slice, keyring (or NULL), strings and buffer.
-            call(|err| unsafe { sys::cachekit_inspect_ex(out.as_mut_ptr(), data.as_ptr().cast(), data.len(), ring, tenant, key, err) })
+            call(|err| unsafe {
+                sys::cachekit_inspect_ex(
+                    out.as_mut_ptr(),
+                    data.as_ptr().cast(),
+                    data.len(),
+                    ring,
+                    tenant,
+                    key,
+                    err,
+                )
+            })
         })
     })?;
-    Ok(out.to_string())
+    Ok(out.to_text())
 }
 
 /// A keyring: the current master key and up to three decrypt-only previous
@@ -123,7 +161,9 @@ impl Keyring {
         let mut out = [0u8; sys::CACHEKIT_FINGERPRINT_SIZE];
         with_opt_cstr("tenant", tenant, |tenant| {
             // SAFETY: live handle, 16-byte array, string or NULL.
-            call(|err| unsafe { sys::cachekit_keyring_fingerprint_ex(self.ptr.as_ptr(), out.as_mut_ptr(), tenant, err) })
+            call(|err| unsafe {
+                sys::cachekit_keyring_fingerprint_ex(self.ptr.as_ptr(), out.as_mut_ptr(), tenant, err)
+            })
         })?;
         Ok(out)
     }
@@ -135,8 +175,14 @@ impl Keyring {
             // SAFETY: live handle, slices, string and buffer.
             call(|err| unsafe {
                 sys::cachekit_keyring_encrypt_ex(
-                    self.ptr.as_ptr(), out.as_mut_ptr(), tenant, aad.as_ptr().cast(), aad.len(),
-                    plaintext.as_ptr().cast(), plaintext.len(), err,
+                    self.ptr.as_ptr(),
+                    out.as_mut_ptr(),
+                    tenant,
+                    aad.as_ptr().cast(),
+                    aad.len(),
+                    plaintext.as_ptr().cast(),
+                    plaintext.len(),
+                    err,
                 )
             })
         })?;
@@ -159,12 +205,23 @@ impl Keyring {
             // SAFETY: live handle, slices, string, fingerprint (16 bytes) or NULL.
             call(|err| unsafe {
                 sys::cachekit_keyring_decrypt_ex(
-                    self.ptr.as_ptr(), out.as_mut_ptr(), &mut index, tenant, fp, aad.as_ptr().cast(), aad.len(),
-                    ciphertext.as_ptr().cast(), ciphertext.len(), err,
+                    self.ptr.as_ptr(),
+                    out.as_mut_ptr(),
+                    &mut index,
+                    tenant,
+                    fp,
+                    aad.as_ptr().cast(),
+                    aad.len(),
+                    ciphertext.as_ptr().cast(),
+                    ciphertext.len(),
+                    err,
                 )
             })
         })?;
-        Ok(Decrypted { plaintext: out.to_vec(), key_index: index.max(0) as usize })
+        Ok(Decrypted {
+            plaintext: out.to_vec(),
+            key_index: index.max(0) as usize,
+        })
     }
 }
 
@@ -175,7 +232,9 @@ pub fn aad(tenant: Option<&str>, cache_key: &str, format: &str, compressed: bool
         with_cstr("cache key", cache_key, |key| {
             with_cstr("format", format, |format| {
                 // SAFETY: live strings and buffer.
-                call(|err| unsafe { sys::cachekit_crypto_aad_ex(out.as_mut_ptr(), tenant, key, format, compressed as _, null(), err) })
+                call(|err| unsafe {
+                    sys::cachekit_crypto_aad_ex(out.as_mut_ptr(), tenant, key, format, compressed as _, null(), err)
+                })
             })
         })
     })?;

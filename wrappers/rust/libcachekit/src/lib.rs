@@ -42,5 +42,7 @@ pub use libcachekit_sys as sys;
 /// The version of the libcachekit library loaded at run time.
 pub fn library_version() -> &'static str {
     // SAFETY: a static NUL-terminated string.
-    unsafe { core::ffi::CStr::from_ptr(sys::cachekit_version_string()) }.to_str().unwrap_or("?")
+    unsafe { core::ffi::CStr::from_ptr(sys::cachekit_version_string()) }
+        .to_str()
+        .unwrap_or("?")
 }

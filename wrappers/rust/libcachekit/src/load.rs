@@ -93,7 +93,11 @@ pub(crate) fn get_or_load_raw<F, E>(
 where
     F: FnOnce() -> Result<Vec<u8>, LoadError<E>>,
 {
-    let mut payload = Payload::<F, E> { load: Some(load), failed: None, panic: None };
+    let mut payload = Payload::<F, E> {
+        load: Some(load),
+        failed: None,
+        panic: None,
+    };
     // A fresh buffer: the loader may make lookups on this thread meanwhile.
     let mut out = Buf::new();
     let result = with_cstr("namespace", ns, |ns| {

@@ -19,14 +19,20 @@ struct Order {
 }
 
 fn order() -> Order {
-    Order { id: 9, items: vec!["tea".into(), "cake".into()], total: 7.5 }
+    Order {
+        id: 9,
+        items: vec!["tea".into(), "cake".into()],
+        total: 7.5,
+    }
 }
 
 /// Write through one handle, read through a fresh one with L1 off (so L2 answered).
 fn round_trip(url: &str) {
     let key = interop_key("orders", "get_order", &(9u64,)).unwrap();
     let writer = Cache::builder().backend_url(url).build().unwrap();
-    writer.set("orders", &key, &order(), Some(Duration::from_secs(60))).unwrap();
+    writer
+        .set("orders", &key, &order(), Some(Duration::from_secs(60)))
+        .unwrap();
     let reader = Cache::builder().backend_url(url).l1(false).build().unwrap();
     assert_eq!(reader.get::<Order>("orders", &key).unwrap(), Some(order()));
     assert_eq!(reader.stats(None).unwrap().l2_hits, 1);
@@ -66,7 +72,12 @@ fn encryption_reads_values_sealed_under_a_previous_key() {
         return;
     }
     let key = interop_key("secrets", "get", &("alice",)).unwrap();
-    let old = Cache::builder().backend_url(server.url()).encryption(KEY_A).tenant("acme").build().unwrap();
+    let old = Cache::builder()
+        .backend_url(server.url())
+        .encryption(KEY_A)
+        .tenant("acme")
+        .build()
+        .unwrap();
     old.set("secrets", &key, &order(), None).unwrap();
     let rotated = Cache::builder()
         .backend_url(server.url())
@@ -96,11 +107,23 @@ fn encryption_reads_values_sealed_under_a_previous_key() {
 #[test]
 fn fail_closed_reports_a_dead_backend_with_its_name() {
     // A port nobody listens on (bound then released).
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let url = format!("redis://127.0.0.1:{port}");
-    let closed = Cache::builder().backend_url(&url).fail_closed(true).l1(false).build().unwrap();
+    let closed = Cache::builder()
+        .backend_url(&url)
+        .fail_closed(true)
+        .l1(false)
+        .build()
+        .unwrap();
     let err = closed.get_bytes("users", "users:get_user:0").unwrap_err();
-    assert!(matches!(err, Error::BackendError { .. } | Error::Timeout { .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::BackendError { .. } | Error::Timeout { .. }),
+        "{err:?}"
+    );
     assert!(!err.message().is_empty());
     // Fail-open (the default): a miss.
     let open = Cache::builder().backend_url(&url).l1(false).build().unwrap();

@@ -25,7 +25,10 @@ fn names_codes_and_messages() {
     let e = decode_value::<String>(&[0x2a]).unwrap_err();
     assert_eq!(e.name(), "DeserializationFailed");
 
-    let e = Cache::builder().backend_url("rediss://127.0.0.1:1").build().unwrap_err();
+    let e = Cache::builder()
+        .backend_url("rediss://127.0.0.1:1")
+        .build()
+        .unwrap_err();
     assert_eq!(e.name(), "InvalidArgument");
     assert!(!e.message().is_empty());
 
@@ -46,7 +49,10 @@ fn keyring_round_trip_and_codec_calls() {
     let fp = ring.fingerprint(Some("t")).unwrap();
     let opened = ring.decrypt(Some("t"), Some(&fp), b"aad", &sealed).unwrap();
     assert_eq!((opened.plaintext.as_slice(), opened.key_index), (&b"hello"[..], 0));
-    assert_eq!(ring.decrypt(Some("t"), None, b"other", &sealed).unwrap_err().name(), "AuthenticationFailed");
+    assert_eq!(
+        ring.decrypt(Some("t"), None, b"other", &sealed).unwrap_err().name(),
+        "AuthenticationFailed"
+    );
 
     let env = libcachekit::codec::envelope_wrap(&[0x2a], "msgpack").unwrap();
     assert_eq!(envelope_unwrap(&env).unwrap(), (vec![0x2a], "msgpack".to_string()));

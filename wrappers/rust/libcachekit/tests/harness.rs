@@ -13,7 +13,11 @@ fn harness_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
     let path = dir.join("examples").join("harness");
-    assert!(path.exists(), "{} is missing: run through `cargo test` (which builds the examples)", path.display());
+    assert!(
+        path.exists(),
+        "{} is missing: run through `cargo test` (which builds the examples)",
+        path.display()
+    );
     path
 }
 
@@ -29,7 +33,11 @@ fn run(requests: &[Json]) -> Vec<Json> {
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap().unwrap();
     assert!(out.status.success());
-    let lines: Vec<Json> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Json> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), requests.len() + 1, "one response per line");
     assert_eq!(lines.last().unwrap()["error"], "BadRequest");
     lines
@@ -41,13 +49,18 @@ fn every_typed_row_of_interop_mode() {
     let mut requests = Vec::new();
     let mut expect: Vec<(String, Json)> = Vec::new();
     for row in rows(&file, "key_vectors") {
-        requests.push(json!({"id": requests.len(), "op": "key.interop.typed", "namespace": row["namespace"],
-                             "operation": row["operation"], "args_json": row["args"]}));
+        requests.push(
+            json!({"id": requests.len(), "op": "key.interop.typed", "namespace": row["namespace"],
+                             "operation": row["operation"], "args_json": row["args"]}),
+        );
         expect.push((name(row).into(), json!({"ok": true, "key": row["expected_key"]})));
     }
     for row in rows(&file, "value_vectors") {
         requests.push(json!({"id": requests.len(), "op": "value.encode", "value_json": row["value"]}));
-        expect.push((name(row).into(), json!({"ok": true, "data": row["canonical_msgpack_hex"]})));
+        expect.push((
+            name(row).into(),
+            json!({"ok": true, "data": row["canonical_msgpack_hex"]}),
+        ));
         requests.push(json!({"id": requests.len(), "op": "value.decode", "data": row["canonical_msgpack_hex"]}));
         expect.push((name(row).into(), json!({"ok": true, "value_json": row["value"]})));
     }
@@ -57,7 +70,11 @@ fn every_typed_row_of_interop_mode() {
                              "namespace": row.get("namespace").unwrap_or(&json!("users")),
                              "operation": row.get("operation").unwrap_or(&json!("get_user")),
                              "args_json": row["args"]}));
-        let error = if has_segments { "InvalidSegment" } else { "UnsupportedType" };
+        let error = if has_segments {
+            "InvalidSegment"
+        } else {
+            "UnsupportedType"
+        };
         expect.push((name(row).into(), json!({"ok": false, "error": error})));
     }
     let responses = run(&requests);
@@ -90,7 +107,10 @@ fn codec_ops_and_bad_requests() {
         json!({"id": "e", "op": "envelope.unwrap", "envelope": "c0"}),
     ];
     let r = run(&requests);
-    assert_eq!(r[0]["key"], "users:get_user:61598716255080080f6456eb065c2e51badfaa4320b0efe97469c29cffee8875");
+    assert_eq!(
+        r[0]["key"],
+        "users:get_user:61598716255080080f6456eb065c2e51badfaa4320b0efe97469c29cffee8875"
+    );
     assert_eq!(r[0]["canonical"], "912a");
     assert_eq!(r[1]["plaintext"], enc["plaintext_hex"]);
     assert_eq!(r[1]["key_index"], 0);

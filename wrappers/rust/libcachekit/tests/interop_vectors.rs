@@ -1,10 +1,10 @@
 //! Every typed row of interop-mode.json (key_vectors, value_vectors,
 //! error_vectors) through the Rust API: `interop_key` on `Value` arguments,
 //! `encode_value` / `decode_value`.
+mod support;
 #[path = "../examples/harness/tagged_json.rs"]
 #[allow(dead_code)]
 mod tagged_json;
-mod support;
 
 use libcachekit::{decode_value, encode_value, interop_key, interop_key_with_canonical, Value};
 use support::vectors::{interop_mode, name, rows, UNENCODABLE};
@@ -77,9 +77,18 @@ fn error_vectors_are_rejected() {
             Ok(key) => failures.push(format!("{}: accepted as {key}", name(row))),
             Err(e) => {
                 // Segment rows are InvalidSegment; value rows UnsupportedType.
-                let expected = if row.get("namespace").is_some() { "InvalidSegment" } else { "UnsupportedType" };
+                let expected = if row.get("namespace").is_some() {
+                    "InvalidSegment"
+                } else {
+                    "UnsupportedType"
+                };
                 if e.name() != expected || e.message().is_empty() {
-                    failures.push(format!("{}: {} ({}), expected {expected}", name(row), e.name(), e.message()));
+                    failures.push(format!(
+                        "{}: {} ({}), expected {expected}",
+                        name(row),
+                        e.name(),
+                        e.message()
+                    ));
                 }
             }
         }
@@ -91,7 +100,10 @@ fn error_vectors_are_rejected() {
 fn typed_struct_arguments_match_a_key_vector() {
     // issue_example_mixed: [42, "hello", {"b": 2, "a": 1}] as a Rust tuple.
     let Some(file) = interop_mode() else { return };
-    let row = rows(&file, "key_vectors").iter().find(|r| name(r) == "issue_example_mixed").unwrap();
+    let row = rows(&file, "key_vectors")
+        .iter()
+        .find(|r| name(r) == "issue_example_mixed")
+        .unwrap();
     #[derive(serde::Serialize)]
     struct Ab {
         b: u8,

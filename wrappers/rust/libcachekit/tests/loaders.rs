@@ -7,7 +7,11 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 fn l1_cache() -> Cache {
-    Cache::builder().l1_only().load_timeout(Duration::from_secs(20)).build().unwrap()
+    Cache::builder()
+        .l1_only()
+        .load_timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
 }
 
 const _: () = {
@@ -53,7 +57,9 @@ fn a_loader_error_is_returned_and_not_cached() {
     let key = interop_key("users", "get_user", &(5u64,)).unwrap();
     let r = cache.get_or_load_bytes("users", &key, None, || Err::<Vec<u8>, _>("db down"));
     assert!(matches!(r, Err(LoadError::Loader("db down"))));
-    let v = cache.get_or_load_bytes("users", &key, None, || Ok::<_, ()>(vec![0x05])).unwrap();
+    let v = cache
+        .get_or_load_bytes("users", &key, None, || Ok::<_, ()>(vec![0x05]))
+        .unwrap();
     assert_eq!(v, [0x05]);
 }
 
@@ -62,12 +68,16 @@ fn a_panicking_loader_is_resumed_in_the_caller_and_the_key_is_not_wedged() {
     let cache = l1_cache();
     let key = interop_key("users", "get_user", &(6u64,)).unwrap();
     let caught = catch_unwind(AssertUnwindSafe(|| {
-        let _ = cache.get_or_load_bytes("users", &key, None, || -> Result<Vec<u8>, ()> { panic!("loader exploded") });
+        let _ = cache.get_or_load_bytes("users", &key, None, || -> Result<Vec<u8>, ()> {
+            panic!("loader exploded")
+        });
     }));
     let payload = caught.expect_err("the panic reaches the caller");
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"loader exploded"));
     // The key loads again at once.
-    let v = cache.get_or_load_bytes("users", &key, None, || Ok::<_, ()>(vec![0x06])).unwrap();
+    let v = cache
+        .get_or_load_bytes("users", &key, None, || Ok::<_, ()>(vec![0x06]))
+        .unwrap();
     assert_eq!(v, [0x06]);
 }
 

@@ -22,11 +22,14 @@ impl From<Error> for Failure {
 }
 
 fn field<'a>(req: &'a Map<String, Json>, name: &str) -> Result<&'a Json, Failure> {
-    req.get(name).ok_or_else(|| Failure::BadRequest(format!("missing field {name}")))
+    req.get(name)
+        .ok_or_else(|| Failure::BadRequest(format!("missing field {name}")))
 }
 
 fn string<'a>(req: &'a Map<String, Json>, name: &str) -> Result<&'a str, Failure> {
-    field(req, name)?.as_str().ok_or_else(|| Failure::BadRequest(format!("{name} must be a string")))
+    field(req, name)?
+        .as_str()
+        .ok_or_else(|| Failure::BadRequest(format!("{name} must be a string")))
 }
 
 fn hex(req: &Map<String, Json>, name: &str) -> Result<Vec<u8>, Failure> {
@@ -53,8 +56,12 @@ fn answer(req: &Map<String, Json>) -> Result<Map<String, Json>, Failure> {
             out.insert("value_json".into(), to_tagged(&value));
         }
         "key.interop" => {
-            let (key, canonical) =
-                interop_key_raw(string(req, "namespace")?, string(req, "operation")?, &hex(req, "args")?, true)?;
+            let (key, canonical) = interop_key_raw(
+                string(req, "namespace")?,
+                string(req, "operation")?,
+                &hex(req, "args")?,
+                true,
+            )?;
             out.insert("key".into(), json!(key));
             out.insert("canonical".into(), json!(hex_encode(&canonical)));
         }
@@ -65,13 +72,19 @@ fn answer(req: &Map<String, Json>) -> Result<Map<String, Json>, Failure> {
         }
         "crypto.decrypt" => {
             if req.contains_key("key") {
-                return Err(Failure::BadRequest("this harness decrypts with master_key (+ previous_keys), not a derived key".into()));
+                return Err(Failure::BadRequest(
+                    "this harness decrypts with master_key (+ previous_keys), not a derived key".into(),
+                ));
             }
             let previous: Vec<String> = match req.get("previous_keys") {
                 None | Some(Json::Null) => Vec::new(),
                 Some(Json::Array(items)) => items
                     .iter()
-                    .map(|k| k.as_str().map(str::to_owned).ok_or_else(|| Failure::BadRequest("previous_keys holds strings".into())))
+                    .map(|k| {
+                        k.as_str()
+                            .map(str::to_owned)
+                            .ok_or_else(|| Failure::BadRequest("previous_keys holds strings".into()))
+                    })
                     .collect::<Result<_, _>>()?,
                 Some(_) => return Err(Failure::BadRequest("previous_keys must be a list".into())),
             };
@@ -81,11 +94,19 @@ fn answer(req: &Map<String, Json>) -> Result<Map<String, Json>, Failure> {
                 None | Some(Json::Null) => None,
                 Some(_) => {
                     let fp = hex(req, "fingerprint")?;
-                    Some(<[u8; 16]>::try_from(fp.as_slice()).map_err(|_| Failure::BadRequest("fingerprint must be 16 bytes".into()))?)
+                    Some(
+                        <[u8; 16]>::try_from(fp.as_slice())
+                            .map_err(|_| Failure::BadRequest("fingerprint must be 16 bytes".into()))?,
+                    )
                 }
             };
             let tenant = req.get("tenant").and_then(Json::as_str);
-            let opened = ring.decrypt(tenant, fingerprint.as_ref(), &hex(req, "aad")?, &hex(req, "ciphertext")?)?;
+            let opened = ring.decrypt(
+                tenant,
+                fingerprint.as_ref(),
+                &hex(req, "aad")?,
+                &hex(req, "ciphertext")?,
+            )?;
             out.insert("plaintext".into(), json!(hex_encode(&opened.plaintext)));
             out.insert("key_index".into(), json!(opened.key_index));
         }
@@ -105,10 +126,14 @@ fn respond(line: &str) -> Json {
             fields.insert("ok".into(), json!(true));
             fields
         }
-        Err(Failure::BadRequest(message)) => {
-            json!({"ok": false, "error": "BadRequest", "message": message}).as_object().unwrap().clone()
-        }
-        Err(Failure::Lib(e)) => json!({"ok": false, "error": e.name(), "message": e.message()}).as_object().unwrap().clone(),
+        Err(Failure::BadRequest(message)) => json!({"ok": false, "error": "BadRequest", "message": message})
+            .as_object()
+            .unwrap()
+            .clone(),
+        Err(Failure::Lib(e)) => json!({"ok": false, "error": e.name(), "message": e.message()})
+            .as_object()
+            .unwrap()
+            .clone(),
     };
     if let Some(id) = req.get("id") {
         resp.insert("id".into(), id.clone());
@@ -125,8 +150,9 @@ fn main() {
             continue;
         }
         // Never crash: a panic answering one line is reported as Internal.
-        let resp = std::panic::catch_unwind(|| respond(&line))
-            .unwrap_or_else(|_| json!({"ok": false, "error": "Internal", "message": "the harness panicked on this line"}));
+        let resp = std::panic::catch_unwind(|| respond(&line)).unwrap_or_else(
+            |_| json!({"ok": false, "error": "Internal", "message": "the harness panicked on this line"}),
+        );
         if writeln!(stdout, "{resp}").and_then(|_| stdout.flush()).is_err() {
             break;
         }

@@ -15,7 +15,10 @@ pub fn hex_decode(s: &str) -> Result<Vec<u8>, Error> {
     if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(bad_request(format!("not hex: {s}")));
     }
-    Ok((0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect())
+    Ok((0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect())
 }
 
 pub fn hex_encode(b: &[u8]) -> String {
@@ -46,7 +49,11 @@ pub fn from_tagged(j: &Json) -> Result<Value, Error> {
                     return Ok(value);
                 }
             }
-            Value::Map(map.iter().map(|(k, v)| Ok((Value::Str(k.clone()), from_tagged(v)?))).collect::<Result<_, Error>>()?)
+            Value::Map(
+                map.iter()
+                    .map(|(k, v)| Ok((Value::Str(k.clone()), from_tagged(v)?)))
+                    .collect::<Result<_, Error>>()?,
+            )
         }
     })
 }
@@ -64,7 +71,9 @@ fn from_tag(tag: &str, v: &Json) -> Result<Option<Value>, Error> {
             } else if let Ok(i) = s.parse::<i64>() {
                 Value::Int(i)
             } else {
-                return Err(unsupported(format!("integer {s} is outside the 64-bit range MessagePack carries")));
+                return Err(unsupported(format!(
+                    "integer {s} is outside the 64-bit range MessagePack carries"
+                )));
             }
         }
         "$float" => {
@@ -98,11 +107,24 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 pub fn parse_datetime(s: &str) -> Result<Timestamp, Error> {
     let bad = || bad_request(format!("bad $datetime {s}"));
     let b = s.as_bytes();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b' ') || b[13] != b':' || b[16] != b':' {
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !(b[10] == b'T' || b[10] == b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return Err(bad());
     }
     let num = |r: core::ops::Range<usize>| s.get(r).and_then(|t| t.parse::<i64>().ok()).ok_or_else(bad);
-    let (y, mo, d, h, mi, sec) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+    let (y, mo, d, h, mi, sec) = (
+        num(0..4)?,
+        num(5..7)?,
+        num(8..10)?,
+        num(11..13)?,
+        num(14..16)?,
+        num(17..19)?,
+    );
     let mut i = 19;
     let mut nanos: i64 = 0;
     if b.get(i) == Some(&b'.') {
@@ -128,7 +150,10 @@ pub fn parse_datetime(s: &str) -> Result<Timestamp, Error> {
         _ => return Err(bad()),
     };
     let seconds = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset;
-    Ok(Timestamp { seconds, nanoseconds: nanos as u32 })
+    Ok(Timestamp {
+        seconds,
+        nanoseconds: nanos as u32,
+    })
 }
 
 /// Value -> tagged JSON (floats as {"$float": text}, bytes as {"$bytes": hex}).

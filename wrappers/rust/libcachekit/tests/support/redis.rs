@@ -29,10 +29,26 @@ impl RedisServer {
         for _ in 0..5 {
             let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
             let mut child = Command::new(&bin)
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--protected-mode", "yes", "--save", "",
-                       "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"])
-                .arg("--dir").arg(&dir)
-                .arg("--logfile").arg(dir.join("redis.log"))
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--protected-mode",
+                    "yes",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--daemonize",
+                    "no",
+                    "--loglevel",
+                    "warning",
+                ])
+                .arg("--dir")
+                .arg(&dir)
+                .arg("--logfile")
+                .arg(dir.join("redis.log"))
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()

@@ -1,11 +1,14 @@
 //! Finding and reading interop-mode.json (as the C suites do:
-//! CACHEKIT_VECTORS_DIR, else ../shared/vectors/upstream beside the repo root).
+//! CACHEKIT_VECTORS_DIR, then meson's CACHEKIT_VECTORS_DIR_DEFAULT, else
+//! ../shared/vectors/upstream beside the repository root).
 use serde_json::Value as Json;
 use std::path::PathBuf;
 
 pub fn vectors_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CACHEKIT_VECTORS_DIR") {
-        return PathBuf::from(dir);
+    for var in ["CACHEKIT_VECTORS_DIR", "CACHEKIT_VECTORS_DIR_DEFAULT"] {
+        if let Some(dir) = std::env::var_os(var).filter(|d| !d.is_empty()) {
+            return PathBuf::from(dir);
+        }
     }
     // wrappers/rust/libcachekit -> the repository root, then ../shared.
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/vectors/upstream")
@@ -18,14 +21,19 @@ pub fn interop_mode() -> Option<Json> {
     match std::fs::read_to_string(&path) {
         Ok(text) => Some(serde_json::from_str(&text).expect("interop-mode.json is JSON")),
         Err(e) => {
-            eprintln!("SKIP: no interop vectors at {} ({e}); set CACHEKIT_VECTORS_DIR", path.display());
+            eprintln!(
+                "SKIP: no interop vectors at {} ({e}); set CACHEKIT_VECTORS_DIR",
+                path.display()
+            );
             None
         }
     }
 }
 
 pub fn rows<'a>(file: &'a Json, category: &str) -> &'a Vec<Json> {
-    file[category].as_array().unwrap_or_else(|| panic!("{category} is not a list"))
+    file[category]
+        .as_array()
+        .unwrap_or_else(|| panic!("{category} is not a list"))
 }
 
 pub fn name(row: &Json) -> &str {
