@@ -322,6 +322,6 @@ impl CacheBuilder {
         call(|err| unsafe { sys::cachekit_cache_new_ex(&mut out, &o, err) })?;
         let ptr = NonNull::new(out)
             .ok_or_else(|| Error::from_code(sys::CACHEKIT_EINTERNAL, "cachekit_cache_new gave no handle"))?;
-        Ok(Cache::from_raw(ptr))
+        Ok(Cache::from_raw(ptr, self.swr == Some(true)))
     }
 }
