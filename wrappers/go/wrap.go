@@ -1,0 +1,130 @@
+package cachekit
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// Fn names a cached function: its entries live under the interop key
+// {Namespace}:{Operation}:{hash of the arguments}, the key a Python, Rust or
+// TypeScript SDK computes for the same call, so they share the entries.
+type Fn struct {
+	Namespace string        // the key's first segment: ^[a-z0-9][a-z0-9._-]{0,63}$, not "ns"/"nsapi"
+	Operation string        // the key's second segment, same pattern
+	TTL       time.Duration // time to live of the entries; 0 is the cache's DefaultTTL
+}
+
+// Wrap0 returns fn cached in c under f: the first call computes and stores
+// the result, later ones read it until it expires. Concurrent callers of one
+// key share one compute. fn's errors are returned and never stored. The
+// result is stored as an interop value (EncodeValue); a stored value that
+// does not decode into R is treated as a miss: fn computes it again and the
+// new value replaces it. A result that cannot be encoded is returned, not
+// stored. Errors of the cache itself (a closed cache, a fail-closed backend
+// failure, bad segments, an argument the key cannot carry) are returned.
+func Wrap0[R any](c *Cache, f Fn, fn func(context.Context) (R, error)) func(context.Context) (R, error) {
+	return func(ctx context.Context) (R, error) {
+		key, err := Key(f.Namespace, f.Operation)
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		return cached(ctx, c, f, key, fn)
+	}
+}
+
+// Wrap1 is Wrap0 for a function of one argument, which the key hashes (see
+// Key for how Go values become interop arguments).
+func Wrap1[A, R any](c *Cache, f Fn, fn func(context.Context, A) (R, error)) func(context.Context, A) (R, error) {
+	return func(ctx context.Context, a A) (R, error) {
+		key, err := Key(f.Namespace, f.Operation, a)
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		return cached(ctx, c, f, key, func(ctx context.Context) (R, error) { return fn(ctx, a) })
+	}
+}
+
+// Wrap2 is Wrap0 for a function of two arguments.
+func Wrap2[A, B, R any](c *Cache, f Fn, fn func(context.Context, A, B) (R, error)) func(context.Context, A, B) (R, error) {
+	return func(ctx context.Context, a A, b B) (R, error) {
+		key, err := Key(f.Namespace, f.Operation, a, b)
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		return cached(ctx, c, f, key, func(ctx context.Context) (R, error) { return fn(ctx, a, b) })
+	}
+}
+
+// Wrap3 is Wrap0 for a function of three arguments.
+func Wrap3[A, B, C, R any](c *Cache, f Fn, fn func(context.Context, A, B, C) (R, error)) func(context.Context, A, B, C) (R, error) {
+	return func(ctx context.Context, a A, b B, c3 C) (R, error) {
+		key, err := Key(f.Namespace, f.Operation, a, b, c3)
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		return cached(ctx, c, f, key, func(ctx context.Context) (R, error) { return fn(ctx, a, b, c3) })
+	}
+}
+
+// notStorable carries a result that EncodeValue refused out of the loader:
+// the caller whose compute made it still gets its value.
+type notStorable struct{ err error }
+
+func (e *notStorable) Error() string { return "cachekit: result not stored: " + e.err.Error() }
+func (e *notStorable) Unwrap() error { return e.err }
+
+// cached is the body every WrapN shares: one GetOrLoad under key, the result
+// decoded into R (or taken as computed, when this caller's compute ran).
+func cached[R any](ctx context.Context, c *Cache, f Fn, key string, compute func(context.Context) (R, error)) (R, error) {
+	// The loader may still run after a cancelled caller returned, hence atomic.
+	var computed atomic.Pointer[R]
+	load := func(ctx context.Context) ([]byte, error) {
+		r, err := compute(ctx)
+		if err != nil {
+			return nil, err
+		}
+		computed.Store(&r)
+		data, err := EncodeValue(r)
+		if err != nil {
+			return nil, &notStorable{err: err}
+		}
+		return data, nil
+	}
+	var opts []LoadOption
+	if f.TTL > 0 {
+		opts = append(opts, WithTTL(f.TTL))
+	}
+	data, err := c.GetOrLoad(ctx, f.Namespace, key, load, opts...)
+	var ns *notStorable
+	if p := computed.Load(); p != nil && (err == nil || errors.As(err, &ns)) {
+		return *p, nil // this caller's own compute: no need to decode what it encoded
+	}
+	if errors.As(err, &ns) { // another caller's result could not be stored: compute ours
+		return compute(ctx)
+	}
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	r, derr := decodeAs[R](data)
+	if derr == nil {
+		return r, nil
+	}
+	// A stored value of another shape (an older version of R, another SDK's
+	// type): a miss. Compute, and replace it when the result can be stored.
+	r, err = compute(ctx)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	if fresh, eerr := EncodeValue(r); eerr == nil {
+		_ = c.Set(ctx, f.Namespace, key, fresh, f.TTL) // the value is right even when the store fails
+	}
+	return r, nil
+}
