@@ -26,13 +26,8 @@ import (
 func Key(ns, op string, args ...any) (string, error) {
 	e := getArgsEncoder()
 	defer putArgsEncoder(e)
-	if err := e.enc.EncodeArrayLen(len(args)); err != nil {
+	if err := e.array(args); err != nil {
 		return "", err
-	}
-	for _, a := range args {
-		if err := e.encode(a); err != nil {
-			return "", err
-		}
 	}
 	return InteropKey(ns, op, e.buf.Bytes())
 }
@@ -42,6 +37,19 @@ func Key(ns, op string, args ...any) (string, error) {
 type argsEncoder struct {
 	buf bytes.Buffer
 	enc *msgpack.Encoder
+}
+
+// array writes args as one MessagePack array.
+func (e *argsEncoder) array(args []any) error {
+	if err := e.enc.EncodeArrayLen(len(args)); err != nil {
+		return err
+	}
+	for _, a := range args {
+		if err := e.encode(a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (e *argsEncoder) encode(v any) error {

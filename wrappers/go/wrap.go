@@ -25,50 +25,54 @@ type Fn struct {
 // stored. Errors of the cache itself (a closed cache, a fail-closed backend
 // failure, bad segments, an argument the key cannot carry) are returned.
 func Wrap0[R any](c *Cache, f Fn, fn func(context.Context) (R, error)) func(context.Context) (R, error) {
+	w := newWrapped(c, f)
 	return func(ctx context.Context) (R, error) {
-		key, err := Key(f.Namespace, f.Operation)
+		key, err := w.memo.key(&w.f)
 		if err != nil {
 			var zero R
 			return zero, err
 		}
-		return cached(ctx, c, f, key, fn)
+		return cached(ctx, w, key, fn)
 	}
 }
 
 // Wrap1 is Wrap0 for a function of one argument, which the key hashes (see
 // Key for how Go values become interop arguments).
 func Wrap1[A, R any](c *Cache, f Fn, fn func(context.Context, A) (R, error)) func(context.Context, A) (R, error) {
+	w := newWrapped(c, f)
 	return func(ctx context.Context, a A) (R, error) {
-		key, err := Key(f.Namespace, f.Operation, a)
+		key, err := w.memo.key(&w.f, a)
 		if err != nil {
 			var zero R
 			return zero, err
 		}
-		return cached(ctx, c, f, key, func(ctx context.Context) (R, error) { return fn(ctx, a) })
+		return cached(ctx, w, key, func(ctx context.Context) (R, error) { return fn(ctx, a) })
 	}
 }
 
 // Wrap2 is Wrap0 for a function of two arguments.
 func Wrap2[A, B, R any](c *Cache, f Fn, fn func(context.Context, A, B) (R, error)) func(context.Context, A, B) (R, error) {
+	w := newWrapped(c, f)
 	return func(ctx context.Context, a A, b B) (R, error) {
-		key, err := Key(f.Namespace, f.Operation, a, b)
+		key, err := w.memo.key(&w.f, a, b)
 		if err != nil {
 			var zero R
 			return zero, err
 		}
-		return cached(ctx, c, f, key, func(ctx context.Context) (R, error) { return fn(ctx, a, b) })
+		return cached(ctx, w, key, func(ctx context.Context) (R, error) { return fn(ctx, a, b) })
 	}
 }
 
 // Wrap3 is Wrap0 for a function of three arguments.
 func Wrap3[A, B, C, R any](c *Cache, f Fn, fn func(context.Context, A, B, C) (R, error)) func(context.Context, A, B, C) (R, error) {
+	w := newWrapped(c, f)
 	return func(ctx context.Context, a A, b B, c3 C) (R, error) {
-		key, err := Key(f.Namespace, f.Operation, a, b, c3)
+		key, err := w.memo.key(&w.f, a, b, c3)
 		if err != nil {
 			var zero R
 			return zero, err
 		}
-		return cached(ctx, c, f, key, func(ctx context.Context) (R, error) { return fn(ctx, a, b, c3) })
+		return cached(ctx, w, key, func(ctx context.Context) (R, error) { return fn(ctx, a, b, c3) })
 	}
 }
 
@@ -79,28 +83,34 @@ type notStorable struct{ err error }
 func (e *notStorable) Error() string { return "cachekit: result not stored: " + e.err.Error() }
 func (e *notStorable) Unwrap() error { return e.err }
 
-// cached is the body every WrapN shares: one GetOrLoad under key, the result
-// decoded into R (or taken as computed, when this caller's compute ran).
-func cached[R any](ctx context.Context, c *Cache, f Fn, key string, compute func(context.Context) (R, error)) (R, error) {
-	// The loader may still run after a cancelled caller returned, hence atomic.
-	var computed atomic.Pointer[R]
-	load := func(ctx context.Context) ([]byte, error) {
-		r, err := compute(ctx)
-		if err != nil {
-			return nil, err
-		}
-		computed.Store(&r)
-		data, err := EncodeValue(r)
-		if err != nil {
-			return nil, &notStorable{err: err}
-		}
-		return data, nil
+// cached is the body every WrapN shares: a hit decoded in place, else one
+// GetOrLoad under key whose result is decoded into R (or taken as computed,
+// when this caller's compute ran).
+func cached[R any](ctx context.Context, w *wrapped, key string, compute func(context.Context) (R, error)) (R, error) {
+	var zero R
+	if w.err != nil {
+		return zero, w.err
 	}
-	var opts []LoadOption
-	if f.TTL > 0 {
-		opts = append(opts, WithTTL(f.TTL))
+	if err := ctx.Err(); err != nil {
+		return zero, err
 	}
-	data, err := c.GetOrLoad(ctx, f.Namespace, key, load, opts...)
+	var r R
+	res, claim, err := tryHit(w, key, &r)
+	if err != nil {
+		return zero, err
+	}
+	if claim != 0 {
+		w.refresh(ctx, key, storingLoader(compute, nil), claim)
+	}
+	switch res {
+	case hitDecoded:
+		return r, nil
+	case hitBadShape:
+		return recompute(ctx, w, key, compute)
+	}
+	// A miss: one load for all the callers of the key in this process.
+	var computed atomic.Pointer[R] // the loader may outlive a cancelled caller: atomic
+	data, err := w.c.GetOrLoad(ctx, w.f.Namespace, key, storingLoader(compute, &computed), WithTTL(w.f.TTL))
 	var ns *notStorable
 	if p := computed.Load(); p != nil && (err == nil || errors.As(err, &ns)) {
 		return *p, nil // this caller's own compute: no need to decode what it encoded
@@ -109,22 +119,44 @@ func cached[R any](ctx context.Context, c *Cache, f Fn, key string, compute func
 		return compute(ctx)
 	}
 	if err != nil {
-		var zero R
 		return zero, err
 	}
-	r, derr := decodeAs[R](data)
-	if derr == nil {
+	if DecodeValue(data, &r) == nil {
 		return r, nil
 	}
-	// A stored value of another shape (an older version of R, another SDK's
-	// type): a miss. Compute, and replace it when the result can be stored.
-	r, err = compute(ctx)
+	return recompute(ctx, w, key, compute)
+}
+
+// storingLoader is compute as a GetOrLoad loader: the result is encoded as
+// an interop value, and kept in *computed for the caller that ran it.
+func storingLoader[R any](compute func(context.Context) (R, error), computed *atomic.Pointer[R]) LoadFunc {
+	return func(ctx context.Context) ([]byte, error) {
+		r, err := compute(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if computed != nil {
+			computed.Store(&r)
+		}
+		data, err := EncodeValue(r)
+		if err != nil {
+			return nil, &notStorable{err: err}
+		}
+		return data, nil
+	}
+}
+
+// recompute handles a stored value of another shape (an older version of R,
+// another SDK's type) as a miss: compute, and replace it when the result can
+// be stored (the value is right even when the store fails).
+func recompute[R any](ctx context.Context, w *wrapped, key string, compute func(context.Context) (R, error)) (R, error) {
+	r, err := compute(ctx)
 	if err != nil {
 		var zero R
 		return zero, err
 	}
 	if fresh, eerr := EncodeValue(r); eerr == nil {
-		_ = c.Set(ctx, f.Namespace, key, fresh, f.TTL) // the value is right even when the store fails
+		_ = w.c.Set(ctx, w.f.Namespace, key, fresh, w.f.TTL)
 	}
 	return r, nil
 }

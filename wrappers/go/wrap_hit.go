@@ -1,0 +1,88 @@
+package cachekit
+
+/*
+#include <cachekit/cachekit.h>
+*/
+import "C"
+
+import (
+	"context"
+	"unsafe"
+)
+
+// wrapped is what one WrapN call prepares once for all calls of the wrapped
+// function: the key memo, the namespace as a C string, the TTL in C form.
+type wrapped struct {
+	c    *Cache
+	f    Fn
+	memo *keyMemo
+	cns  []byte
+	secs C.double
+	err  error // a bad namespace or TTL: every call returns it
+}
+
+func newWrapped(c *Cache, f Fn) *wrapped {
+	w := &wrapped{c: c, f: f, memo: newKeyMemo()}
+	w.cns, w.err = cString("namespace", f.Namespace)
+	if w.err == nil {
+		w.secs, w.err = ttlSeconds(f.TTL)
+	}
+	return w
+}
+
+type hitOutcome int
+
+const (
+	hitMiss     hitOutcome = iota // not stored: load it
+	hitDecoded                    // stored and decoded into the caller's value
+	hitBadShape                   // stored but not of the caller's type
+	hitCrowded                    // many calls are in C: take GetOrLoad's single flight
+)
+
+// tryHit reads key with one C call and, on a hit, decodes the value straight
+// from the library's buffer into *out: the value's bytes are not copied into
+// Go memory first (the decoder reads through an io.Reader, so the result
+// never aliases the C buffer; only its strings and byte slices are copied).
+// claim != 0 hands this caller a stale-while-revalidate refresh.
+func tryHit[R any](w *wrapped, key string, out *R) (res hitOutcome, claim uint64, err error) {
+	c := w.c
+	n, err := c.gate.enter()
+	if err != nil {
+		return hitMiss, 0, err
+	}
+	if n > fastPathLimit {
+		c.gate.leave()
+		return hitCrowded, 0, nil
+	}
+	s := getScratch()
+	rc := C.cachekit_cache_get_ex(c.h, &s.buf, &s.info, charPtr(w.cns), stringPtr(key), C.size_t(len(key)), &s.err)
+	c.gate.leave() // the buffer is the caller's memory: it outlives the handle
+	defer func() {
+		C.cachekit_buf_dispose(&s.buf)
+		putScratch(s)
+	}()
+	switch rc {
+	case C.CACHEKIT_OK:
+	case C.CACHEKIT_ENOTFOUND:
+		return hitMiss, 0, nil
+	default:
+		return hitMiss, 0, errorFrom(rc, &s.err)
+	}
+	if s.info.refresh != 0 {
+		claim = uint64(s.info.refresh_claim)
+	}
+	var view []byte
+	if s.buf.ptr != nil {
+		view = unsafe.Slice((*byte)(unsafe.Pointer(s.buf.ptr)), int(s.buf.size))
+	}
+	if DecodeValue(view, out) != nil {
+		return hitBadShape, claim, nil
+	}
+	return hitDecoded, claim, nil
+}
+
+// refresh lands a stale-while-revalidate refresh in the background with the
+// cache's own refresh path.
+func (w *wrapped) refresh(ctx context.Context, key string, load LoadFunc, claim uint64) {
+	w.c.refresh(ctx, flightKey{ns: w.f.Namespace, key: key}, w.cns, load, w.secs, claim)
+}
