@@ -9,7 +9,6 @@ import "C"
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -77,7 +76,7 @@ func OpenBackend(ctx context.Context, url string, opts BackendOptions) (*Backend
 	b := &Backend{gate: newGate(), h: h}
 	runtime.SetFinalizer(b, func(b *Backend) {
 		if !b.gate.isClosed() {
-			fmt.Fprintln(os.Stderr, "cachekit: a Backend was garbage-collected without Close; its C handle leaked")
+			reportLeakOf("Backend")
 		}
 	})
 	return b, nil

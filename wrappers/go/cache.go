@@ -80,8 +80,12 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 // does not free: a finalizer must not race with the user's own Close).
 func reportLeak(c *Cache) {
 	if !c.gate.isClosed() {
-		fmt.Fprintln(os.Stderr, "cachekit: a Cache was garbage-collected without Close; its C handle leaked")
+		reportLeakOf("Cache")
 	}
+}
+
+func reportLeakOf(what string) {
+	fmt.Fprintf(os.Stderr, "cachekit: a %s was garbage-collected without Close; its C handle leaked\n", what)
 }
 
 // Close frees the handle once the calls in flight have returned. Calls

@@ -179,11 +179,14 @@ func osThreads(t *testing.T) int {
 }
 
 func TestStampedeOf10000GoroutinesLoadsOnceOnFewThreads(t *testing.T) {
-	for _, backend := range []string{"none", "file"} {
+	for _, backend := range []string{"none", "file", "redis"} {
 		t.Run(backend, func(t *testing.T) {
 			url := backend
-			if backend == "file" {
+			switch backend {
+			case "file":
 				url = "file://" + t.TempDir()
+			case "redis": // slow L2 reads: the case where goroutines would pile up in C
+				url = startRedis(t).URL()
 			}
 			c := openCache(t, Options{BackendURL: url})
 			const callers = 10000

@@ -1,0 +1,95 @@
+// Package vectors loads the upstream conformance vectors for the tests:
+// $CACHEKIT_VECTORS_DIR, else ../shared/vectors/upstream beside the
+// repository root. A test skips, saying so, when they are absent.
+package vectors
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// KeyRow is a key_vectors row; Args stays raw tagged JSON.
+type KeyRow struct {
+	Name             string          `json:"name"`
+	Namespace        string          `json:"namespace"`
+	Operation        string          `json:"operation"`
+	Args             json.RawMessage `json:"args"`
+	CanonicalArgsHex string          `json:"canonical_args_hex"`
+	ExpectedKey      string          `json:"expected_key"`
+}
+
+// ValueRow is a value_vectors row.
+type ValueRow struct {
+	Name         string          `json:"name"`
+	Value        json.RawMessage `json:"value"`
+	CanonicalHex string          `json:"canonical_msgpack_hex"`
+}
+
+// ErrorRow is an error_vectors row: either bad args or bad segments.
+type ErrorRow struct {
+	Name      string          `json:"name"`
+	Namespace *string         `json:"namespace"`
+	Operation *string         `json:"operation"`
+	Args      json.RawMessage `json:"args"`
+}
+
+// ReaderRow is a reader_accept_vectors / reader_reject_vectors row.
+type ReaderRow struct {
+	Name       string          `json:"name"`
+	MsgpackHex string          `json:"msgpack_hex"`
+	Value      json.RawMessage `json:"value"`
+}
+
+// EncryptionRow is an encryption_vectors row.
+type EncryptionRow struct {
+	Name          string `json:"name"`
+	MasterKeyHex  string `json:"master_key_hex"`
+	TenantID      string `json:"tenant_id"`
+	CacheKey      string `json:"cache_key"`
+	AADHex        string `json:"aad_hex"`
+	PlaintextHex  string `json:"plaintext_hex"`
+	CiphertextHex string `json:"ciphertext_hex"`
+}
+
+// InteropMode is interop-mode.json.
+type InteropMode struct {
+	KeyVectors   []KeyRow        `json:"key_vectors"`
+	ValueVectors []ValueRow      `json:"value_vectors"`
+	ErrorVectors []ErrorRow      `json:"error_vectors"`
+	ReaderAccept []ReaderRow     `json:"reader_accept_vectors"`
+	ReaderReject []ReaderRow     `json:"reader_reject_vectors"`
+	Encryption   []EncryptionRow `json:"encryption_vectors"`
+}
+
+// Dir is the vectors folder; repoRoot is the repository root relative to
+// the test's package directory (e.g. "../.." from wrappers/go).
+func Dir(t testing.TB, repoRoot string) string {
+	t.Helper()
+	dir := os.Getenv("CACHEKIT_VECTORS_DIR")
+	if dir == "" {
+		dir = filepath.Join(repoRoot, "..", "shared", "vectors", "upstream")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "interop-mode.json")); err != nil {
+		t.Skipf("conformance vectors absent (%s): skipping; set CACHEKIT_VECTORS_DIR", dir)
+	}
+	return dir
+}
+
+// LoadInteropMode reads interop-mode.json (skipping when absent).
+func LoadInteropMode(t testing.TB, repoRoot string) *InteropMode {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Dir(t, repoRoot), "interop-mode.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f InteropMode
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatalf("interop-mode.json: %v", err)
+	}
+	if len(f.KeyVectors) == 0 || len(f.ValueVectors) == 0 || len(f.ErrorVectors) == 0 {
+		t.Fatal("interop-mode.json has no key, value or error rows")
+	}
+	return &f
+}
