@@ -27,12 +27,11 @@ type Fn struct {
 func Wrap0[R any](c *Cache, f Fn, fn func(context.Context) (R, error)) func(context.Context) (R, error) {
 	w := newWrapped(c, f)
 	return func(ctx context.Context) (R, error) {
-		key, err := w.memo.key(&w.f)
-		if err != nil {
-			var zero R
-			return zero, err
+		key, h := lookup[R](ctx, w)
+		if h.done() {
+			return h.r, h.err
 		}
-		return cached(ctx, w, key, fn)
+		return cached(ctx, w, key, h, fn)
 	}
 }
 
@@ -41,12 +40,11 @@ func Wrap0[R any](c *Cache, f Fn, fn func(context.Context) (R, error)) func(cont
 func Wrap1[A, R any](c *Cache, f Fn, fn func(context.Context, A) (R, error)) func(context.Context, A) (R, error) {
 	w := newWrapped(c, f)
 	return func(ctx context.Context, a A) (R, error) {
-		key, err := w.memo.key(&w.f, a)
-		if err != nil {
-			var zero R
-			return zero, err
+		key, h := lookup[R](ctx, w, a)
+		if h.done() {
+			return h.r, h.err
 		}
-		return cached(ctx, w, key, func(ctx context.Context) (R, error) { return fn(ctx, a) })
+		return cached(ctx, w, key, h, func(ctx context.Context) (R, error) { return fn(ctx, a) })
 	}
 }
 
@@ -54,12 +52,11 @@ func Wrap1[A, R any](c *Cache, f Fn, fn func(context.Context, A) (R, error)) fun
 func Wrap2[A, B, R any](c *Cache, f Fn, fn func(context.Context, A, B) (R, error)) func(context.Context, A, B) (R, error) {
 	w := newWrapped(c, f)
 	return func(ctx context.Context, a A, b B) (R, error) {
-		key, err := w.memo.key(&w.f, a, b)
-		if err != nil {
-			var zero R
-			return zero, err
+		key, h := lookup[R](ctx, w, a, b)
+		if h.done() {
+			return h.r, h.err
 		}
-		return cached(ctx, w, key, func(ctx context.Context) (R, error) { return fn(ctx, a, b) })
+		return cached(ctx, w, key, h, func(ctx context.Context) (R, error) { return fn(ctx, a, b) })
 	}
 }
 
@@ -67,12 +64,11 @@ func Wrap2[A, B, R any](c *Cache, f Fn, fn func(context.Context, A, B) (R, error
 func Wrap3[A, B, C, R any](c *Cache, f Fn, fn func(context.Context, A, B, C) (R, error)) func(context.Context, A, B, C) (R, error) {
 	w := newWrapped(c, f)
 	return func(ctx context.Context, a A, b B, c3 C) (R, error) {
-		key, err := w.memo.key(&w.f, a, b, c3)
-		if err != nil {
-			var zero R
-			return zero, err
+		key, h := lookup[R](ctx, w, a, b, c3)
+		if h.done() {
+			return h.r, h.err
 		}
-		return cached(ctx, w, key, func(ctx context.Context) (R, error) { return fn(ctx, a, b, c3) })
+		return cached(ctx, w, key, h, func(ctx context.Context) (R, error) { return fn(ctx, a, b, c3) })
 	}
 }
 
@@ -83,28 +79,48 @@ type notStorable struct{ err error }
 func (e *notStorable) Error() string { return "cachekit: result not stored: " + e.err.Error() }
 func (e *notStorable) Unwrap() error { return e.err }
 
-// cached is the body every WrapN shares: a hit decoded in place, else one
-// GetOrLoad under key whose result is decoded into R (or taken as computed,
-// when this caller's compute ran).
-func cached[R any](ctx context.Context, w *wrapped, key string, compute func(context.Context) (R, error)) (R, error) {
-	var zero R
-	if w.err != nil {
-		return zero, w.err
+// hit is what lookup found for a call: a decoded value, a miss, a value of
+// another shape, a refresh claim, or an error.
+type hit[R any] struct {
+	r     R
+	res   hitOutcome
+	claim uint64
+	err   error
+}
+
+// done: the call is answered without computing (no closure is made for it).
+func (h *hit[R]) done() bool { return h.err != nil || (h.res == hitDecoded && h.claim == 0) }
+
+// lookup computes the call's key and reads it with one C call.
+func lookup[R any](ctx context.Context, w *wrapped, args ...any) (string, hit[R]) {
+	var h hit[R]
+	if h.err = w.err; h.err != nil {
+		return "", h
 	}
-	if err := ctx.Err(); err != nil {
-		return zero, err
+	if h.err = ctx.Err(); h.err != nil {
+		return "", h
 	}
-	var r R
-	res, claim, err := tryHit(w, key, &r)
+	key, err := w.memo.key(&w.f, args...)
 	if err != nil {
-		return zero, err
+		h.err = err
+		return "", h
 	}
-	if claim != 0 {
-		w.refresh(ctx, key, storingLoader(compute, nil), claim)
+	h.res, h.claim, h.err = tryHit(w, key, &h.r)
+	return key, h
+}
+
+// cached finishes a call that lookup did not answer: it hands a refresh
+// claim to the background, recomputes a value of another shape, and on a
+// miss runs one GetOrLoad under key whose result is decoded into R (or taken
+// as computed, when this caller's compute ran).
+func cached[R any](ctx context.Context, w *wrapped, key string, h hit[R], compute func(context.Context) (R, error)) (R, error) {
+	var zero R
+	if h.claim != 0 {
+		w.refresh(ctx, key, storingLoader(compute, nil), h.claim)
 	}
-	switch res {
+	switch h.res {
 	case hitDecoded:
-		return r, nil
+		return h.r, nil
 	case hitBadShape:
 		return recompute(ctx, w, key, compute)
 	}
@@ -121,6 +137,7 @@ func cached[R any](ctx context.Context, w *wrapped, key string, compute func(con
 	if err != nil {
 		return zero, err
 	}
+	var r R
 	if DecodeValue(data, &r) == nil {
 		return r, nil
 	}
