@@ -109,7 +109,7 @@ func TestCancelledCallerStopsWaitingWhileTheLoadGoesOn(t *testing.T) {
 		errc <- err
 	}()
 	<-started
-	time.Sleep(20 * time.Millisecond) // let the second caller join the flight
+	waitForWaiters(t, c, flightKey{ns: "users", key: keyA}, 2)
 	cancel()
 	select {
 	case err := <-errc:
@@ -126,6 +126,26 @@ func TestCancelledCallerStopsWaitingWhileTheLoadGoesOn(t *testing.T) {
 	if ok, _ := loadCtxErr.Load().(bool); !ok {
 		t.Fatal("the load's ctx was cancelled while a caller still waited")
 	}
+}
+
+// waitForWaiters returns once n callers wait on the key's flight.
+func waitForWaiters(t *testing.T, c *Cache, fk flightKey, n int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		c.flights.mu.Lock()
+		f := c.flights.m[fk]
+		got := 0
+		if f != nil {
+			got = f.waiters
+		}
+		c.flights.mu.Unlock()
+		if got >= n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("%d callers never joined the flight", n)
 }
 
 func TestDeadlineExpiresWhileWaiting(t *testing.T) {
@@ -209,12 +229,9 @@ func TestStampedeOf10000GoroutinesLoadsOnceOnFewThreads(t *testing.T) {
 					}
 				}()
 			}
-			// Every caller is parked (waiting for the one load) before it ends.
-			deadline := time.Now().Add(30 * time.Second)
-			for calls.Load() == 0 && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
-			}
-			time.Sleep(200 * time.Millisecond)
+			// Every caller is parked, waiting for the one load, when the
+			// threads are counted.
+			waitForWaiters(t, c, flightKey{ns: "hot", key: keyA}, callers)
 			threads := osThreads(t)
 			close(release)
 			wg.Wait()
@@ -234,17 +251,17 @@ func TestStampedeOf10000GoroutinesLoadsOnceOnFewThreads(t *testing.T) {
 
 func TestStaleWhileRevalidateRefreshesInTheBackground(t *testing.T) {
 	ctx := context.Background()
-	c := openCache(t, Options{SWR: true, SWRThresholdRatio: 0.1})
+	c := openCache(t, Options{SWR: true, SWRThresholdRatio: 0.05})
 	var calls atomic.Int64
 	gen := func(ctx context.Context) ([]byte, error) {
 		n := calls.Add(1)
 		return msgStr("v" + strconv.FormatInt(n, 10)), nil
 	}
-	if v, err := c.GetOrLoad(ctx, "users", keyA, gen, WithTTL(2*time.Second)); err != nil || string(v) != string(msgStr("v1")) {
+	if v, err := c.GetOrLoad(ctx, "users", keyA, gen, WithTTL(10*time.Second)); err != nil || string(v) != string(msgStr("v1")) {
 		t.Fatalf("first load: %q, %v", v, err)
 	}
-	time.Sleep(400 * time.Millisecond) // past 2 s x 0.1 (+-10 %): stale, not expired
-	if v, err := c.GetOrLoad(ctx, "users", keyA, gen, WithTTL(2*time.Second)); err != nil || string(v) != string(msgStr("v1")) {
+	time.Sleep(700 * time.Millisecond) // past 10 s x 0.05 (+-10 %): stale, far from expired
+	if v, err := c.GetOrLoad(ctx, "users", keyA, gen, WithTTL(10*time.Second)); err != nil || string(v) != string(msgStr("v1")) {
 		t.Fatalf("stale hit: %q, %v (want the stale value at once)", v, err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
