@@ -46,6 +46,8 @@ func main() {
 			anchorDesc: "one direct cgo cachekit_cache_get_ex of the same key bytes (prepared once) + msgpack.Unmarshal into the same struct"},
 		{id: "G3", figure: parallelWrapHit, anchor: serialWrapHit, throughput: true, target: 1.7,
 			anchorDesc: fmt.Sprintf("the same Wrap1 L1 hits (64 keys) from 1 goroutine; figure: 2 goroutines per P (GOMAXPROCS=%d)", runtime.GOMAXPROCS(0))},
+		{id: "G3cal", figure: parallelCPU, anchor: serialCPU, throughput: true,
+			anchorDesc: "G3's calibration (report only): a pure Go loop with no shared state, 2 goroutines per P vs 1 goroutine; the parallel gain this machine allows now"},
 		{id: "G4", figure: wrapHit, anchor: lruHit,
 			anchorDesc: "hashicorp/golang-lru/v2 keyed by the int64 argument, holding the same encoded bytes, + msgpack.Unmarshal (report only)"},
 	}
