@@ -3,6 +3,7 @@ package cachekit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync/atomic"
 	"testing"
@@ -215,5 +216,77 @@ func TestWrapRefusesArgumentsTheKeyCannotCarry(t *testing.T) {
 	bad := Wrap0(c, Fn{Namespace: "Users", Operation: "get"}, func(context.Context) (int, error) { return 1, nil })
 	if _, err := bad(context.Background()); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("bad namespace: got %v, want ErrInvalid", err)
+	}
+}
+
+// With SWR a stale hit answers at once with the stored value, and one
+// refresh through the wrapped function lands in the background.
+func TestWrapStaleHitRefreshesInTheBackground(t *testing.T) {
+	ctx := context.Background()
+	c := openCache(t, Options{SWR: true, SWRThresholdRatio: 0.05})
+	var cnt calls
+	get := Wrap1(c, Fn{Namespace: "users", Operation: "gen", TTL: 10 * time.Second},
+		func(_ context.Context, id int64) (int64, error) { return id*100 + int64(cnt.n.Add(1)), nil })
+	if v, err := get(ctx, 1); err != nil || v != 101 {
+		t.Fatalf("first call: %d, %v", v, err)
+	}
+	time.Sleep(700 * time.Millisecond) // past 10 s x 0.05 (+-10 %): stale, far from expired
+	if v, err := get(ctx, 1); err != nil || v != 101 {
+		t.Fatalf("stale hit: %d, %v (want the stored value at once)", v, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if v, err := get(ctx, 1); err == nil && v == 102 {
+			return
+		}
+	}
+	t.Fatalf("the refresh never landed (%d computes)", cnt.count())
+}
+
+// A wrapped function may call another wrapped function of the same cache
+// (the loads are separate keys).
+func TestWrapNestedCalls(t *testing.T) {
+	c := openCache(t, Options{})
+	inner := Wrap1(c, Fn{Namespace: "users", Operation: "name"}, func(_ context.Context, id int64) (string, error) {
+		return fmt.Sprint("user", id), nil
+	})
+	outer := Wrap1(c, Fn{Namespace: "users", Operation: "card"}, func(ctx context.Context, id int64) (string, error) {
+		n, err := inner(ctx, id)
+		return "card of " + n, err
+	})
+	for i := 0; i < 2; i++ {
+		if got, err := outer(context.Background(), 7); err != nil || got != "card of user7" {
+			t.Fatalf("call %d: %q, %v", i, got, err)
+		}
+	}
+}
+
+// A caller whose ctx ends while another caller computes the key stops
+// waiting at once with the ctx's error; the compute goes on for the other.
+func TestWrapCancelledWhileWaitingForAnotherCallersCompute(t *testing.T) {
+	c := openCache(t, Options{})
+	release := make(chan struct{})
+	started := make(chan struct{})
+	get := Wrap1(c, Fn{Namespace: "users", Operation: "slow"}, func(_ context.Context, id int64) (int64, error) {
+		close(started)
+		<-release
+		return id, nil
+	})
+	first := make(chan error, 1)
+	go func() {
+		_, err := get(context.Background(), 5)
+		first <- err
+	}()
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := get(ctx, 5); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("waiting caller: %v, want context.DeadlineExceeded", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("computing caller: %v", err)
+	}
+	if v, err := get(context.Background(), 5); err != nil || v != 5 {
+		t.Fatalf("after the compute: %d, %v", v, err)
 	}
 }
