@@ -32,8 +32,9 @@ func Key(ns, op string, args ...any) (string, error) {
 	return InteropKey(ns, op, e.buf.Bytes())
 }
 
-// argsEncoder is one reusable MessagePack writer for argument arrays. Widths
-// and map order need not be canonical here: the core canonicalises.
+// argsEncoder is one reusable MessagePack writer for argument arrays and
+// values. Widths and struct field order need not be canonical here: the core
+// canonicalises.
 type argsEncoder struct {
 	buf bytes.Buffer
 	enc *msgpack.Encoder
@@ -69,7 +70,7 @@ var argsEncoders = sync.Pool{New: func() any {
 	e := &argsEncoder{}
 	e.enc = msgpack.NewEncoder(&e.buf)
 	e.enc.UseCompactInts(true)
-	e.enc.SetCustomStructTag("msgpack")
+	e.enc.SetSortMapKeys(true) // the same map, the same bytes: the key memo recognises it
 	return e
 }}
 
