@@ -70,7 +70,7 @@ var argsEncoders = sync.Pool{New: func() any {
 	e := &argsEncoder{}
 	e.enc = msgpack.NewEncoder(&e.buf)
 	e.enc.UseCompactInts(true)
-	e.enc.SetSortMapKeys(true) // the same map, the same bytes: the key memo recognises it
+	e.enc.SetSortMapKeys(true) // map[string]string/bool/any: the same map, the same bytes (the key memo)
 	return e
 }}
 
