@@ -24,6 +24,10 @@ import (
 // non-string keys, invalid UTF-8. Segments that do not match the interop
 // pattern are ErrInvalidSegment.
 func Key(ns, op string, args ...any) (string, error) {
+	var stack [64]byte
+	if b, ok := appendScalarArgs(stack[:0], args); ok {
+		return InteropKey(ns, op, b)
+	}
 	e := getArgsEncoder()
 	defer putArgsEncoder(e)
 	if err := e.array(args); err != nil {

@@ -3,6 +3,7 @@ package cachekit
 import (
 	"hash/maphash"
 	"sync/atomic"
+	"unsafe"
 )
 
 // keyMemo remembers the keys of one wrapped function's recent argument
@@ -32,23 +33,36 @@ func newKeyMemo() *keyMemo { return &keyMemo{seed: maphash.MakeSeed()} }
 
 // key is Key(f.Namespace, f.Operation, args...), remembered.
 func (m *keyMemo) key(f *Fn, args ...any) (string, error) {
-	e := getArgsEncoder()
-	defer putArgsEncoder(e)
-	if err := e.array(args); err != nil {
-		return "", err
+	var stack [64]byte
+	b, ok := appendScalarArgs(stack[:0], args)
+	if !ok {
+		e := getArgsEncoder()
+		defer putArgsEncoder(e)
+		if err := e.array(args); err != nil {
+			return "", err
+		}
+		b = e.buf.Bytes()
 	}
-	b := e.buf.Bytes()
 	if len(b) > memoMaxArgs {
-		return InteropKey(f.Namespace, f.Operation, b)
+		return interopKeyOf(f, string(b))
 	}
 	slot := &m.slots[maphash.Bytes(m.seed, b)%memoSlots]
 	if ent := slot.Load(); ent != nil && ent.args == string(b) {
 		return ent.key, nil
 	}
-	key, err := InteropKey(f.Namespace, f.Operation, b)
+	ent := &memoEntry{args: string(b)}
+	key, err := interopKeyOf(f, ent.args)
 	if err != nil {
 		return "", err
 	}
-	slot.Store(&memoEntry{args: string(b), key: key})
+	ent.key = key
+	slot.Store(ent)
 	return key, nil
+}
+
+// interopKeyOf is InteropKey of arguments held in a string. b itself is never
+// handed to cgo, so the caller's stack buffer stays on the stack (a slice
+// passed to a C call escapes to the heap); C only reads the bytes.
+func interopKeyOf(f *Fn, args string) (string, error) {
+	return InteropKey(f.Namespace, f.Operation, unsafe.Slice(unsafe.StringData(args), len(args)))
 }

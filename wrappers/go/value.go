@@ -36,8 +36,19 @@ func EncodeValue(v any) ([]byte, error) {
 // timestamp ext), RawExt (other ext types), []any, map[string]any, and
 // map[any]any for maps with other scalar keys.
 func DecodeValue(data []byte, out any) error {
-	d := getValueDecoder(data)
-	defer putValueDecoder(d)
+	d := valueDecoders.Get().(*valueDecoder)
+	defer valueDecoders.Put(d)
+	return d.decode(data, out)
+}
+
+// decode is DecodeValue with this decoder; it keeps no reference to data.
+func (d *valueDecoder) decode(data []byte, out any) error {
+	if d.dec == nil {
+		d.dec = msgpack.NewDecoder(nil) // options: see valueDecoder
+	}
+	d.r.Reset(data)
+	d.dec.ResetReader(&d.r) // keeps the options (Reset would clear them)
+	defer d.r.Reset(nil)    // a pooled decoder must not keep the caller's bytes alive
 	var err error
 	if p, ok := out.(*any); ok {
 		*p, err = decodeDynamic(d.dec, 0)
@@ -176,27 +187,13 @@ func decodeError(code Status, msg string) error {
 }
 
 // valueDecoder is a reusable decoder over a reusable reader: decoding
-// allocates only what the result itself holds.
+// allocates only what the result itself holds. Interface fields inside the
+// caller's types get the library's default interface decoding (bin stays
+// []byte; its "loose" mode would make bin a string); a whole value decoded
+// into *any goes through decodeDynamic. The zero value is ready.
 type valueDecoder struct {
 	r   bytes.Reader
 	dec *msgpack.Decoder
 }
 
-var valueDecoders = sync.Pool{New: func() any {
-	// Interface fields inside the caller's types get the library's default
-	// interface decoding (bin stays []byte; its "loose" mode would make bin a
-	// string); a whole value decoded into *any goes through decodeDynamic.
-	return &valueDecoder{dec: msgpack.NewDecoder(nil)}
-}}
-
-func getValueDecoder(data []byte) *valueDecoder {
-	d := valueDecoders.Get().(*valueDecoder)
-	d.r.Reset(data)
-	d.dec.ResetReader(&d.r) // keeps the options (Reset would clear them)
-	return d
-}
-
-func putValueDecoder(d *valueDecoder) {
-	d.r.Reset(nil) // the pool must not keep the caller's bytes alive
-	valueDecoders.Put(d)
-}
+var valueDecoders = sync.Pool{New: func() any { return new(valueDecoder) }}

@@ -74,7 +74,7 @@ func tryHit[R any](w *wrapped, key string, out *R) (res hitOutcome, claim uint64
 	if s.buf.ptr != nil {
 		view = unsafe.Slice((*byte)(unsafe.Pointer(s.buf.ptr)), int(s.buf.size))
 	}
-	if DecodeValue(view, out) != nil {
+	if s.dec.decode(view, out) != nil {
 		return hitBadShape, claim, nil
 	}
 	return hitDecoded, claim, nil
@@ -89,6 +89,7 @@ type hitScratch struct {
 	err  C.cachekit_error
 	buf  C.cachekit_buf
 	info C.cachekit_lookup
+	dec  valueDecoder // decodes the hit (one pooled object per hit, not two)
 }
 
 const hitBufKeep = 64 << 10
