@@ -3,6 +3,8 @@ package cachekit
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,5 +44,33 @@ func TestEncodeValueSortsStructFields(t *testing.T) {
 	}
 	if _, err := EncodeValue(time.Unix(0, 0)); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("time.Time: %v, want ErrUnsupported", err)
+	}
+}
+
+// DateTime is stored as interop-mode.json's datetime_sentinel_value row
+// writes it, and read back to the same instant (a trailing Z read too).
+func TestDateTimeValue(t *testing.T) {
+	at := time.Date(2024, 1, 1, 12, 30, 45, 123456789, time.UTC)
+	data, err := EncodeValue(DateTime{at})
+	want := "82ac5f5f6461746574696d655f5fc3a576616c7565d920323032342d30312d30315431323a33303a34352e3132333435362b30303a3030"
+	if err != nil || fmt.Sprintf("%x", data) != want {
+		t.Fatalf("EncodeValue = %x, %v; want %s", data, err, want)
+	}
+	var back DateTime
+	if err := DecodeValue(data, &back); err != nil || !back.Equal(at.Truncate(time.Microsecond)) {
+		t.Fatalf("DecodeValue = %v, %v", back, err)
+	}
+	whole, _ := EncodeValue(DateTime{time.Date(2024, 1, 1, 18, 0, 0, 0, time.FixedZone("", 5*3600+1800))})
+	var w DateTime
+	if err := DecodeValue(whole, &w); err != nil || !strings.Contains(string(whole), "2024-01-01T18:00:00+05:30") {
+		t.Fatalf("whole second with offset: %q, %v", whole, err)
+	}
+	z, _ := EncodeValue(map[string]any{"__datetime__": true, "value": "2024-01-01T00:00:00Z"})
+	if err := DecodeValue(z, &w); err != nil || !w.Equal(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("trailing Z: %v, %v", w, err)
+	}
+	notDT, _ := EncodeValue(map[string]any{"value": "x"})
+	if err := DecodeValue(notDT, &w); !errors.Is(err, ErrDecode) {
+		t.Fatalf("a map without the sentinel: %v, want ErrDecode", err)
 	}
 }

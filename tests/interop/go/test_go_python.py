@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import time
+from datetime import datetime, timezone
 
 import pytest
 
@@ -28,7 +29,8 @@ TENANT = "interop-go"
 def profile(uid: int) -> dict:
     """The value of profile(id) in both languages (peer/main.go's profile)."""
     return {"id": uid, "name": f"user{uid}", "tags": ["a", "b"], "score": uid + 0.5,
-            "raw": bytes([uid, 0xFF]), "prefs": {"lang": "en"}}
+            "raw": bytes([uid, 0xFF]), "prefs": {"lang": "en"},
+            "at": datetime(2024, 1, uid, 12, 30, 45, 123456, tzinfo=timezone.utc)}
 
 
 def _free_port() -> int:
@@ -123,7 +125,7 @@ def test_python_writes_go_reads(backend_url, ns, encrypted):
     read = _peer("read", backend_url, ns, encrypted)
     for got, uid in zip(read[:2], (1, 2)):
         want = profile(uid)
-        assert got == dict(want, raw=want["raw"].hex())
+        assert got == dict(want, raw=want["raw"].hex(), at=want["at"].isoformat().replace("+00:00", "Z"))
     assert read[2] == {"search": ["eu", "3"]}
 
 

@@ -31,12 +31,14 @@ type Profile struct {
 	Score float64           `msgpack:"score"`
 	Raw   []byte            `msgpack:"raw"`
 	Prefs map[string]string `msgpack:"prefs"`
+	At    cachekit.DateTime `msgpack:"at"`
 }
 
 // profile is the value of profile(id) in both languages (see test_go_python.py).
 func profile(id int64) Profile {
 	return Profile{ID: id, Name: fmt.Sprint("user", id), Tags: []string{"a", "b"}, Score: float64(id) + 0.5,
-		Raw: []byte{byte(id), 0xff}, Prefs: map[string]string{"lang": "en"}}
+		Raw: []byte{byte(id), 0xff}, Prefs: map[string]string{"lang": "en"},
+		At: cachekit.DateTime{Time: time.Date(2024, 1, int(id), 12, 30, 45, 123456000, time.UTC)}}
 }
 
 var errMustNotCompute = errors.New("computed: the entry written by the other language was not read")
@@ -84,7 +86,7 @@ func main() {
 			fail(err)
 		}
 		out.Encode(map[string]any{"id": p.ID, "name": p.Name, "tags": p.Tags, "score": p.Score,
-			"raw": hex.EncodeToString(p.Raw), "prefs": p.Prefs})
+			"raw": hex.EncodeToString(p.Raw), "prefs": p.Prefs, "at": p.At.UTC().Format("2006-01-02T15:04:05.000000Z07:00")})
 	}
 	names, err := search(ctx, "eu", map[string]int64{"b": 2, "a": 1})
 	if err != nil {
