@@ -1,21 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 
 	cachekit "github.com/libcachekit/libcachekit/wrappers/go"
 	"github.com/libcachekit/libcachekit/wrappers/go/internal/taggedjson"
-	"github.com/vmihailenco/msgpack/v5"
-	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // keyTyped builds the interop key of typed arguments as a Go caller's
-// values: MessagePack of the argument array, then the core's key.
-// (To switch to the typed key builder cachekit.Key(ns, op, args...) and
-// EncodeValue/DecodeValue once they are in this module, with cachekit.Set
-// for taggedjson.Set: the Wrap half of the module owns them.)
+// values, through the public key builder Wrap uses (cachekit.Key).
 func keyTyped(req request) (map[string]any, error) {
 	ns, err := str(req, "namespace")
 	if err != nil {
@@ -33,28 +27,21 @@ func keyTyped(req request) (map[string]any, error) {
 	if !ok {
 		return nil, badRequest("args_json must be an array")
 	}
-	packed, err := msgpack.Marshal(list)
-	if err != nil {
-		return nil, &failure{"UnsupportedType", err.Error()}
-	}
-	key, err := cachekit.InteropKey(ns, op, packed)
+	key, err := cachekit.Key(ns, op, list...)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"key": key}, nil
 }
 
-// valueEncode is the canonical MessagePack stored for a value.
+// valueEncode is the canonical MessagePack stored for a value, through the
+// serializer Wrap uses (cachekit.EncodeValue).
 func valueEncode(req request) (map[string]any, error) {
 	v, err := typed(req, "value_json")
 	if err != nil {
 		return nil, err
 	}
-	packed, err := msgpack.Marshal(v)
-	if err != nil {
-		return nil, &failure{"UnsupportedType", err.Error()}
-	}
-	canon, err := cachekit.CanonicalValue(packed)
+	canon, err := cachekit.EncodeValue(v)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +49,7 @@ func valueEncode(req request) (map[string]any, error) {
 }
 
 // valueDecode reads a stored value the way a Go reader does: the bounded
-// check, then the MessagePack decoder into Go values.
+// check, then the decoder Wrap uses (cachekit.DecodeValue into an interface).
 func valueDecode(req request) (map[string]any, error) {
 	data, err := hexField(req, "data")
 	if err != nil {
@@ -71,101 +58,15 @@ func valueDecode(req request) (map[string]any, error) {
 	if err := cachekit.CheckValue(data); err != nil {
 		return nil, err
 	}
-	dec := msgpack.NewDecoder(bytes.NewReader(data))
-	dec.UseLooseInterfaceDecoding(true)
-	v, err := decodeAny(dec)
-	if err != nil {
-		return nil, &failure{"DeserializationFailed", err.Error()}
+	var v any
+	if err := cachekit.DecodeValue(data, &v); err != nil {
+		return nil, err
 	}
 	j, err := taggedjson.FromGo(v)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"value_json": j}, nil
-}
-
-// extValue is an application ext type: kept, not interpreted.
-type extValue struct {
-	id   int8
-	data []byte
-}
-
-// decodeAny decodes any document a reader must accept: maps with
-// non-string keys and ext types other than the timestamp included.
-func decodeAny(dec *msgpack.Decoder) (any, error) {
-	c, err := dec.PeekCode()
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
-		n, err := dec.DecodeArrayLen()
-		if err != nil {
-			return nil, err
-		}
-		out := make([]any, n)
-		for i := range out {
-			if out[i], err = decodeAny(dec); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
-		return decodeAnyMap(dec)
-	case msgpcode.IsExt(c):
-		raw, err := dec.DecodeRaw()
-		if err != nil {
-			return nil, err
-		}
-		inner := msgpack.NewDecoder(bytes.NewReader(raw))
-		id, n, err := inner.DecodeExtHeader()
-		if err != nil {
-			return nil, err
-		}
-		if id == -1 { // the standard timestamp: time.Time
-			return msgpack.NewDecoder(bytes.NewReader(raw)).DecodeTime()
-		}
-		payload := make([]byte, n)
-		if err := inner.ReadFull(payload); err != nil {
-			return nil, err
-		}
-		return extValue{id: id, data: payload}, nil
-	}
-	return dec.DecodeInterface()
-}
-
-// decodeAnyMap keeps maps with non-string keys (a reader must accept them).
-func decodeAnyMap(dec *msgpack.Decoder) (any, error) {
-	n, err := dec.DecodeMapLen()
-	if err != nil || n < 0 {
-		return nil, err
-	}
-	keys := make([]any, n)
-	vals := make([]any, n)
-	allStrings := true
-	for i := 0; i < n; i++ {
-		if keys[i], err = decodeAny(dec); err != nil {
-			return nil, err
-		}
-		if _, ok := keys[i].(string); !ok {
-			allStrings = false
-		}
-		if vals[i], err = decodeAny(dec); err != nil {
-			return nil, err
-		}
-	}
-	if allStrings {
-		m := make(map[string]any, n)
-		for i := range keys {
-			m[keys[i].(string)] = vals[i]
-		}
-		return m, nil
-	}
-	m := make(map[any]any, n)
-	for i := range keys {
-		m[keys[i]] = vals[i]
-	}
-	return m, nil
 }
 
 func keyInterop(req request) (map[string]any, error) {
@@ -257,6 +158,3 @@ func cryptoDecrypt(req request) (map[string]any, error) {
 	}
 	return map[string]any{"plaintext": hex.EncodeToString(pt), "key_index": idx}, nil
 }
-
-// Ext lets taggedjson render it as {"$ext": id, "data": hex}.
-func (e extValue) Ext() (int8, []byte) { return e.id, e.data }

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
+	cachekit "github.com/libcachekit/libcachekit/wrappers/go"
 )
 
 // Error is a value the tagged JSON names but Go (or the protocol) cannot
@@ -28,22 +28,9 @@ func unsupported(format string, args ...any) error {
 	return &Error{Name: "UnsupportedType", Message: fmt.Sprintf(format, args...)}
 }
 
-// Set is a set argument: MessagePack ext 83 (CACHEKIT_MSGPACK_EXT_SET)
-// holding one array of its elements; the core sorts and deduplicates them.
-type Set []any
-
-// EncodeMsgpack writes the set as ext 83.
-func (s Set) EncodeMsgpack(enc *msgpack.Encoder) error {
-	payload, err := msgpack.Marshal([]any(s))
-	if err != nil {
-		return err
-	}
-	if err := enc.EncodeExtHeader(83, len(payload)); err != nil {
-		return err
-	}
-	_, err = enc.Writer().Write(payload)
-	return err
-}
+// Set is the package's set argument (ext 83, sorted and deduplicated by
+// the core).
+type Set = cachekit.Set
 
 // Decode parses JSON text keeping numbers exact.
 func Decode(data []byte) (any, error) {

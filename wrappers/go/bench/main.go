@@ -1,0 +1,105 @@
+// Command bench measures the Go binding's cases G1-G4 of issue 16, each
+// beside its anchor in the same process, and prints one JSON object per case
+// in bench/run's format: {"case", "figure", "anchor", "unit", "ratio",
+// "target", "better", "anchor_desc"}. Figure and anchor run alternately in
+// short slices (GO_BENCH_REPETITIONS pairs, default 15, of GO_BENCH_TIME
+// each, default 100ms), so both see the same machine load; the ratio is the
+// median of the pairs' ratios, figure and anchor the medians of their own.
+//
+//	cd wrappers/go/bench && GOMAXPROCS=2 go run . [G1 G2 G3 G4]
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"testing"
+
+	cachekit "github.com/libcachekit/libcachekit/wrappers/go"
+)
+
+func main() {
+	testing.Init()
+	benchTime := os.Getenv("GO_BENCH_TIME")
+	if benchTime == "" {
+		benchTime = "100ms"
+	}
+	must(flag.Set("test.benchtime", benchTime))
+	reps := 15
+	if s := os.Getenv("GO_BENCH_REPETITIONS"); s != "" {
+		n, err := strconv.Atoi(s)
+		must(err)
+		reps = n
+	}
+	wanted := map[string]bool{}
+	for _, a := range os.Args[1:] {
+		wanted[a] = true
+	}
+	want := func(id string) bool { return len(wanted) == 0 || wanted[id] }
+
+	cases := []benchCase{
+		{id: "G1", figure: wrapHit, anchor: directHit, target: 1.2,
+			anchorDesc: "one direct cgo cachekit_cache_get_ex of the same key bytes (prepared once) + msgpack.Unmarshal into the same struct"},
+		{id: "G3", figure: parallelWrapHit, anchor: serialWrapHit, throughput: true, target: 1.7,
+			anchorDesc: fmt.Sprintf("the same Wrap1 L1 hits (64 keys) from 1 goroutine; figure: 2 goroutines per P (GOMAXPROCS=%d)", runtime.GOMAXPROCS(0))},
+		{id: "G3cal", figure: parallelCPU, anchor: serialCPU, throughput: true,
+			anchorDesc: "G3's calibration (report only): a pure Go loop with no shared state, 2 goroutines per P vs 1 goroutine; the parallel gain this machine allows now"},
+		{id: "G4", figure: wrapHit, anchor: lruHit,
+			anchorDesc: "hashicorp/golang-lru/v2 keyed by the int64 argument, holding the same encoded bytes, + msgpack.Unmarshal (report only)"},
+	}
+	if want("G2") {
+		srv, err := startRedis()
+		must(err)
+		defer srv.stop()
+		key, err := cachekit.Key(g2Fn.Namespace, g2Fn.Operation, int64(1))
+		must(err)
+		size, _ := cachekit.EncodeValue(usersPayload(100))
+		cases = append(cases, benchCase{id: "G2", figure: redisWrapHit(srv.url()), anchor: goRedisHit(srv.addr(), key), target: 1.0,
+			anchorDesc: fmt.Sprintf("go-redis GET of the same stored bytes (%d B) + msgpack.Unmarshal into the same type; L1 off", len(size))})
+	}
+	for _, c := range cases {
+		if !want(c.id) {
+			continue
+		}
+		var figs, ancs, ratios []float64
+		for r := 0; r < reps; r++ {
+			f := nsPerOp(testing.Benchmark(c.figure))
+			a := nsPerOp(testing.Benchmark(c.anchor))
+			figs, ancs, ratios = append(figs, f), append(ancs, a), append(ratios, f/a)
+		}
+		fig, anc, ratio := median(figs), median(ancs), median(ratios)
+		out := map[string]any{"case": c.id, "unit": "ns", "better": "lower", "anchor_desc": c.anchorDesc,
+			"figure": round3(fig), "anchor": round3(anc), "ratio": round3(ratio), "target": nil}
+		if c.throughput { // ops/s: the anchor's time per op over the figure's
+			out["unit"], out["better"] = "ops/s", "higher"
+			out["figure"], out["anchor"], out["ratio"] = round3(1e9/fig), round3(1e9/anc), round3(1/ratio)
+		}
+		if c.target != 0 {
+			out["target"] = c.target
+		}
+		line, _ := json.Marshal(out)
+		fmt.Println(string(line))
+	}
+}
+
+func nsPerOp(r testing.BenchmarkResult) float64 {
+	if r.N == 0 {
+		panic("benchmark failed")
+	}
+	return float64(r.T.Nanoseconds()) / float64(r.N)
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func round3(x float64) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 3, 64), 64)
+	return v
+}

@@ -1,0 +1,107 @@
+package cachekit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// With Redis frozen (SIGSTOP: the port stays open, nothing answers) and the
+// default fail-open policy, wrapped functions still answer: every caller gets
+// its own computed value and no error, within a bound set by the command
+// timeout (generous here: the machine may be loaded).
+func TestWrapUnderFailOpenWhileRedisIsStopped(t *testing.T) {
+	srv := startRedis(t)
+	c := openCache(t, Options{BackendURL: srv.URL(), CommandTimeout: 100 * time.Millisecond,
+		ConnectTimeout: 200 * time.Millisecond})
+	get := Wrap1(c, Fn{Namespace: "users", Operation: "get_user", TTL: time.Minute},
+		func(_ context.Context, id int64) (user, error) { return user{ID: id, Name: fmt.Sprint("u", id)}, nil })
+	ctx := context.Background()
+	if _, err := get(ctx, 1); err != nil { // connected and stored while Redis answers
+		t.Fatalf("with Redis up: %v", err)
+	}
+	srv.Pause()
+	defer srv.Resume()
+
+	const callers = 8
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func(id int64) {
+			defer wg.Done()
+			for round := 0; round < 2; round++ {
+				u, err := get(ctx, id)
+				if err != nil || u.ID != id || u.Name != fmt.Sprint("u", id) {
+					errs <- fmt.Errorf("caller %d round %d: %#v, %v", id, round, u, err)
+					return
+				}
+			}
+		}(int64(100 + i%4)) // pairs of callers share a key: merged loads too
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if elapsed := time.Since(start); elapsed > 20*time.Second {
+		t.Fatalf("callers took %v with Redis stopped; the command timeout is 100 ms", elapsed)
+	}
+}
+
+// Close while goroutines call wrapped functions (hits, misses and loads in
+// flight): every call returns a value or an error matching ErrClosed, never
+// a crash, and after Close every call gets ErrClosed.
+func TestWrapDuringCloseReturnsErrClosed(t *testing.T) {
+	c, err := New(context.Background(), Options{BackendURL: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := Wrap2(c, Fn{Namespace: "users", Operation: "slow"}, func(_ context.Context, id int64, tags []string) (user, error) {
+		time.Sleep(time.Duration(id%3) * time.Millisecond)
+		return user{ID: id, Tags: tags}, nil
+	})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	bad := make(chan error, 16)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				u, err := get(ctx, int64(i%50), []string{"t"})
+				switch {
+				case err == nil && u.ID != int64(i%50):
+					bad <- fmt.Errorf("goroutine %d: wrong value %#v", g, u)
+					return
+				case err != nil && !errors.Is(err, ErrClosed):
+					bad <- fmt.Errorf("goroutine %d: %v, want ErrClosed", g, err)
+					return
+				}
+				select {
+				case <-stop:
+					if _, err := get(ctx, 1, nil); !errors.Is(err, ErrClosed) {
+						bad <- fmt.Errorf("goroutine %d after Close: %v, want ErrClosed", g, err)
+					}
+					return
+				default:
+				}
+			}
+		}(g)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	close(stop)
+	wg.Wait()
+	close(bad)
+	for err := range bad {
+		t.Error(err)
+	}
+}
