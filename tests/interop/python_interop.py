@@ -124,6 +124,9 @@ class Runner:
                 "options": {"ttl": 300, "encryption": True, "master_key": K1}, "ref_options": SINGLE_TENANT}
         cases = ["int", "str", "nested", "kwargs", "uuid"]
         self.both_ways("auto, encrypted (same master key, tenant default)", base, cases)
+        plain_body = {**base, "namespace": "secret0",
+                      "options": {**base["options"], "integrity_checking": False}}
+        self.both_ways("auto, encrypted, integrity off", plain_body, cases)
         rotated = {"options": {"ttl": 300, "encryption": True, "master_key": K2}}
         self.both_ways("auto, encrypted, reader rotated (K2 current, K1 previous)", base, cases,
                        reader_job=rotated, reader_env={"CACHEKIT_PREVIOUS_MASTER_KEYS": K1})
