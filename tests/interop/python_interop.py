@@ -194,6 +194,30 @@ class Runner:
         self.check("file backend", self.file_names["ref"] == self.file_names["ours"] and self.file_names["ref"],
                    "file names equal", self.file_names)
 
+    def file_eviction(self) -> None:
+        """The reference's file-backend eviction (at 90 % of max_entry_count, down to 70 %,
+        oldest mtime first) over a directory holding our entries: ours then finds the
+        survivors and recomputes the evicted ones, without errors."""
+        name = "file backend, the reference evicts our entries"
+        d = tempfile.mkdtemp(prefix="evict-", dir=self.tmp)
+        # 95 of ours, written in order (distinct mtimes, oldest first); the reference's cap is
+        # 100 (its minimum): its write is accepted (at the cap it would refuse, not evict) and
+        # finds 96 > 90 % of the cap, so it evicts down to 70.
+        mine = [f"n:{i}" for i in range(95)]
+        job = {"backend": {"file": d}, "function": "echo", "namespace": "evict", "options": {"ttl": 300}}
+        self.side("ours", {**job, "cases": mine})
+        before = len(os.listdir(d))
+        self.side("ref", {**job, "backend": {"file": d, "max_entries": 100}, "cases": ["uuid"]})  # its minimum
+        after = len(os.listdir(d))
+        self.check(name, before == 95 and after < before, f"{before} entries -> {after} after the reference's write",
+                   (before, after))
+        got = self.side("ours", {**job, "cases": mine})
+        ran = sum(1 for g in got if g.get("ran"))
+        evicted = before + 1 - after
+        self.check(name, all("error" not in g for g in got) and ran == evicted
+                   and all(g["ran"] == (i < evicted) for i, g in enumerate(got)),
+                   f"ours recomputes exactly the {evicted} evicted entries, the oldest, and reads the rest", got)
+
     def zero_config(self) -> None:
         env = {"CACHEKIT_REDIS_URL": self.url}
         base = {"backend": {"zero_config": True}, "function": "echo", "namespace": "zc", "options": {"ttl": 300}}
@@ -262,7 +286,7 @@ def main() -> int:
         runner = Runner(ours_env, ref_python, server.port, tmp, os.path.join(a.build_dir, "tools", "cachekit"))
         try:
             for name in a.scenarios or ["auto_mode", "encryption", "ttl", "invalidation", "interop_mode",
-                                        "file_backend", "zero_config"]:
+                                        "file_backend", "file_eviction", "zero_config"]:
                 getattr(runner, name)()
         finally:
             runner.redis.close()

@@ -7,7 +7,7 @@ which backend, decorator options and calls; the answer (stdout, one JSON line) s
 per call, who computed the value (its `writer` field) and whether this process ran the
 function body.
 
-Job: {"side": "ours"|"ref", "backend": {"redis": url} | {"file": dir} | {"zero_config": true},
+Job: {"side": "ours"|"ref", "backend": {"redis": url} | {"file": dir[, "max_entries": n (ref)]} | {"zero_config": true},
       "options": {decorator kwargs}, "ref_options": {the reference's only}, "function": name, "cases": [case names],
       "action": "call" | "invalidate", "interop": operation or null, "namespace": ns}
 """
@@ -83,7 +83,8 @@ def backend_option() -> dict:
         from cachekit.backends.redis import RedisBackend
         return {"backend": RedisBackend(b["redis"])}
     from cachekit.backends.file import FileBackend, FileBackendConfig
-    return {"backend": FileBackend(FileBackendConfig(cache_dir=b["file"]))}
+    limits = {"max_entry_count": b["max_entries"]} if "max_entries" in b else {}
+    return {"backend": FileBackend(FileBackendConfig(cache_dir=b["file"], **limits))}
 
 
 def jsonable(v):
@@ -111,6 +112,8 @@ def main() -> None:
             args, kwargs = (int(case),), {}
         elif JOB["function"] == "with_default":
             args, kwargs = (case,), {}
+        elif case.startswith("n:"):  # many distinct entries: echo(<int>)
+            args, kwargs = (int(case[2:]),), {}
         else:
             args, kwargs = CASES[case]
         before = len(RAN)
