@@ -239,6 +239,11 @@ class Runner:
                "ref_options": SINGLE_TENANT}
         self.both_ways("zero-config Redis, encrypted (AAD binds the prefixed key, 2026-10)", enc, ["int"], env=env)
         self.aad_bytes(enc, env)
+        # A tenant of its own: the reference's deployment_uuid, ours tenant=.
+        tenant = "5f0c7c2e-1f7b-4c8e-9a57-0d5c1d7f3a10"
+        own = {**enc, "namespace": "zcten", "ref_options": {**SINGLE_TENANT, "deployment_uuid": tenant},
+               "ours_options": {"tenant": tenant}}
+        self.both_ways("zero-config Redis, encrypted, tenant " + tenant[:8], own, ["int"], env=env)
 
     def aad_bytes(self, job: dict, env: dict) -> None:
         """Which AAD the reference's entry carries, by the bytes: open its ciphertext with the

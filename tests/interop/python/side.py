@@ -8,7 +8,7 @@ per call, who computed the value (its `writer` field) and whether this process r
 function body.
 
 Job: {"side": "ours"|"ref", "backend": {"redis": url} | {"file": dir[, "max_entries": n (ref)]} | {"zero_config": true},
-      "options": {decorator kwargs}, "ref_options": {the reference's only}, "function": name, "cases": [case names],
+      "options": {decorator kwargs}, "ref_options" / "ours_options": {one side's only}, "function": name, "cases": [case names],
       "action": "call" | "invalidate", "interop": operation or null, "namespace": ns}
 """
 from __future__ import annotations
@@ -101,8 +101,8 @@ def jsonable(v):
 
 def main() -> None:
     opts = dict(JOB.get("options", {}))
-    if SIDE == "ref":  # options only the reference takes (e.g. its single_tenant_mode=True)
-        opts.update(JOB.get("ref_options", {}))
+    # options one side spells its own way (the reference's single_tenant_mode=True, ...)
+    opts.update(JOB.get("ref_options" if SIDE == "ref" else "ours_options", {}))
     if JOB.get("interop"):
         opts["interop"] = JOB["interop"]
     fn = cache(namespace=JOB.get("namespace"), **backend_option(), **opts)(FUNCTIONS[JOB["function"]])
