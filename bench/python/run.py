@@ -12,6 +12,7 @@ _fastpath.c changed.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -38,11 +39,16 @@ def _fastpath_current(out: str) -> bool:
     return os.path.exists(so) and os.path.getmtime(so) >= os.path.getmtime(src)
 
 
-def setup_import() -> None:
+def build_paths() -> tuple[str, str]:
+    """(the meson build tree, the directory of its compiled extensions)."""
     build = os.environ.get("CACHEKIT_BUILD", "build-bench")
     if not os.path.isabs(build):
         build = os.path.join(ROOT, build)
-    out = os.path.join(build, "bench", "python-ext")
+    return build, os.path.join(build, "bench", "python-ext")
+
+
+def setup_import() -> None:
+    build, out = build_paths()
     sys.path.insert(0, WRAPPER)
     sys.path.insert(0, out)
     sys.path.insert(0, HERE)
@@ -139,26 +145,11 @@ def b8py() -> None:
     except ImportError:
         print(json.dumps({"case": "B8py", "skipped": "redis-py (python3-redis) is not installed", "target": 1.0}))
         return
-    server = shutil.which("redis-server")
-    url = os.environ.get("CACHEKIT_BENCH_REDIS_URL")
-    proc = None
-    tmp = tempfile.mkdtemp(prefix="ck-b8-")
-    if not url:
-        if not server:
+    with bench_redis() as url:
+        if url is None:
             print(json.dumps({"case": "B8py", "skipped": "no redis-server and no CACHEKIT_BENCH_REDIS_URL",
                               "target": 1.0}))
             return
-        port = _free_port()
-        proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                                 "no", "--dir", tmp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"redis://127.0.0.1:{port}/0"
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-    try:
         import msgpack
         from cachekit import cache
         from payload import users_payload
@@ -177,10 +168,32 @@ def b8py() -> None:
         fig, anc = median_pair(lambda: get_users(1), lambda: msgpack.unpackb(r.get("b8py:anchor")), 100, pairs=61)
         emit("B8py", fig, anc, 1.0, "redis-py GET + msgpack.unpackb of the same payload (same server)",
              payload_bytes=len(packed))
+
+
+@contextlib.contextmanager
+def bench_redis():
+    """CACHEKIT_BENCH_REDIS_URL, else a private redis-server on a free loopback port
+    (None when there is neither)."""
+    url = os.environ.get("CACHEKIT_BENCH_REDIS_URL")
+    server = shutil.which("redis-server")
+    if url or not server:
+        yield url
+        return
+    tmp = tempfile.mkdtemp(prefix="ck-bench-redis-")
+    port = _free_port()
+    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                             "no", "--dir", tmp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
     finally:
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(5)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(5)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

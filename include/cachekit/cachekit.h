@@ -726,7 +726,7 @@ typedef struct cachekit_cache_options {
     const char *master_key_hex;     /* NULL: CACHEKIT_MASTER_KEY */
     const char *previous_keys_hex;  /* NULL: CACHEKIT_PREVIOUS_MASTER_KEYS */
     const char *tenant;             /* NULL: "default" */
-    const char *key_prefix;         /* L2 storage prefix, e.g. "t:default:"; not bound in the AAD */
+    const char *key_prefix;         /* L2 storage prefix, e.g. "t:default:"; bound in auto-mode AADs */
     double default_ttl_seconds;     /* 0: no expiry */
     int l1;                         /* default on */
     uint64_t l1_max_bytes;          /* 0: CACHEKIT_L1_MAX_SIZE_MB or 100 MiB */

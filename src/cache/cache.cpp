@@ -63,6 +63,12 @@ std::string Cache::storage_key(std::string_view key) const {
     return k;
 }
 
+std::string_view Cache::aad_key(std::string_view key, std::string &scratch) const {
+    if (!config_.keyring || config_.key_prefix.empty() || config_.value.format == Format::Interop) return key;
+    scratch = storage_key(key);
+    return scratch;
+}
+
 void Cache::backend_failed(const Error &e, metrics::NamespaceMetrics &m) {
     if (e.code() == CACHEKIT_ETIMEOUT) m.timeouts.add();
     else m.backend_errors.add();
@@ -121,8 +127,8 @@ bool Cache::read_l1(std::string_view ns, std::string_view key, cachekit_buf *out
         // Encrypted caches keep ciphertext in L1 and open it on every hit.
         Buffer stored;
         if (!l1_->get(key, stored.get(), &entry)) return false;
-        std::string why;
-        Verdict v = decode_stored(config_.value, key, stored.view(), out, &why);
+        std::string why, bound;
+        Verdict v = decode_stored(config_.value, aad_key(key, bound), stored.view(), out, &why);
         if (v != Verdict::Ok) return refused(v, ns, key, why, m);
         // Counted here, as only an entry that opens is a hit, and like the
         // engine's count: under the namespace the entry was put in.
@@ -186,9 +192,9 @@ bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out
     }
     m.l2_latency_ms.observe(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
     if (!found) return false;
-    std::string why;
+    std::string why, bound;
     msgpack::DocumentFacts facts;
-    Verdict v = decode_stored(config_.value, key, stored.view(), out, &why, info ? &facts : nullptr);
+    Verdict v = decode_stored(config_.value, aad_key(key, bound), stored.view(), out, &why, info ? &facts : nullptr);
     if (v != Verdict::Ok) return refused(v, ns, key, why, m);
     m.l2_hits.add();
     if (info) info->temporal_keys = facts.temporal_keys ? 1 : 0;
@@ -240,7 +246,8 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
     }
     const l2::Ttl expiry = ttl ? *ttl : config_.default_ttl;
     Buffer stored;
-    if (config_.backend || config_.keyring) encode_stored(config_.value, key, payload, stored.get());
+    std::string bound;
+    if (config_.backend || config_.keyring) encode_stored(config_.value, aad_key(key, bound), payload, stored.get());
     const uint64_t h = l1::L1Cache::hash_key(key);
 
     const bool fill = how != Write::Put;

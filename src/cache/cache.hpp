@@ -30,7 +30,7 @@ struct CacheConfig {
     std::shared_ptr<crypto::Keyring> keyring;    // null: no encryption
     std::shared_ptr<l2::Backend> backend;        // null: L1 only
     std::function<int()> breaker_state;          // for stats; null: closed
-    std::string key_prefix;                      // L2 storage prefix (not in the AAD)
+    std::string key_prefix;                      // L2 storage prefix (bound in the auto-mode AAD)
     l2::Ttl default_ttl;                         // nullopt: no expiry
     bool l1_enabled = true;
     l1::Options l1;
@@ -136,6 +136,10 @@ private:
     // failed and was degraded (counted); rethrows when fail-closed.
     bool backend_call(metrics::NamespaceMetrics &m, const std::function<void()> &call);
     std::string storage_key(std::string_view key) const;
+    // The key an encrypted auto-mode entry's AAD binds: the logical key, key_prefix
+    // included (protocol change of 2026-10; what cachekit-py 0.24 binds). Interop keeps
+    // the bare key. `scratch` holds the prefixed form when one is needed.
+    std::string_view aad_key(std::string_view key, std::string &scratch) const;
     l2::Deadline deadline() const { return l2::Deadline::after(config_.l2_timeout); }
     std::mutex &stripe(uint64_t key_hash) { return stripes_[key_hash % stripes_.size()]; }
     // What get_or_load's first read left: its ticket, and whether L2 failed.

@@ -33,7 +33,7 @@ enum class Verdict { Ok, Corrupt, Tampered, WrongKey, Downgrade, SerializerMisma
 const char *verdict_name(Verdict v);
 
 // Encode one MessagePack payload for storage under `cache_key` (the key the
-// AAD binds: without any storage prefix).
+// AAD binds: the cache's Cache::aad_key).
 void encode_stored(const ValueFormat &fmt, std::string_view cache_key, std::string_view payload, cachekit_buf *stored);
 
 // Verify a stored entry and write its MessagePack payload to `payload`.

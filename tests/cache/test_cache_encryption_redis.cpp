@@ -5,7 +5,9 @@
 //  - the raw L2 bytes are a CK v3 frame ("CK" 03) whose metadata says
 //    "encrypted": true, and neither the frame nor its payload contains the
 //    plaintext;
-//  - cachekit_inspect with a keyring and the cache key opens it;
+//  - cachekit_inspect with a keyring and the logical key (key_prefix + cache key:
+//    the AAD binds the prefix since the protocol change of 2026-10, as cachekit-py
+//    0.24 does) opens it; the bare cache key does not;
 //  - the L1 hit still returns the plaintext, and a second cache reads it from L2.
 // (That L1 keeps ciphertext too is checked white-box in test_cache_l1_ciphertext.)
 // Skips (exit 77) without redis-server.
@@ -86,15 +88,20 @@ void check_ciphertext_at_rest(int integrity_switch) {
     assert_true(payload.size() >= size_t(CACHEKIT_NONCE_SIZE + CACHEKIT_TAG_SIZE));
     assert_false(ct::contains(payload, kSecret.substr(0, 16)));
 
-    // An operator with the key and the cache key (no prefix: the AAD binds the
-    // cache key) can open it.
+    // An operator with the key and the logical key (key_prefix + cache key: the AAD
+    // binds the prefix, protocol change of 2026-10) can open it.
     ct::KeyringHandle ring_owner = ct::new_keyring(ct::kMasterKeyHex);
     cachekit_keyring *ring = ring_owner.get();
     Buf report;
-    CT_OK(cachekit_inspect(report.get(), stored.data(), stored.size(), ring, nullptr, key.c_str()));
+    CT_OK(cachekit_inspect(report.get(), stored.data(), stored.size(), ring, nullptr, storage_key.c_str()));
     const std::string r = report.str();
     if (!ct::contains(r, "\"checks\": \"pass\"") || !ct::contains(r, kSecret))
         fail_msg("inspect did not open the entry: %s", r.c_str());
+    // Regression (live interop with cachekit-py 0.24.1): the bare cache key, the
+    // pre-2026-10 AAD, does not open it.
+    CT_OK(cachekit_inspect(report.get(), stored.data(), stored.size(), ring, nullptr, key.c_str()));
+    assert_false(ct::contains(report.str(), kSecret));
+    assert_true(ct::contains(report.str(), "\"checks\": \"fail\""));
     // Without the keyring it stays opaque; with another cache key it does not open.
     CT_OK(cachekit_inspect(report.get(), stored.data(), stored.size(), nullptr, nullptr, nullptr));
     assert_false(ct::contains(report.str(), kSecret));

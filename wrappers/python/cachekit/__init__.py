@@ -18,9 +18,6 @@ from cachekit._core import (Backend, BackendError, CacheKitError, ConfigurationE
 from cachekit._codec import (UnsupportedArgument, decode_interop_value, encode_interop_value, interop_key)
 from cachekit._decorator import CacheInfo, cache
 
-__version__ = "0.2.0"
-
-
 def generate_interop_key(namespace: str, operation: str, args: list) -> str:
     """The interop/v1 key for the flat, already-bound argument list `args`."""
     return interop_key(namespace, operation, list(args))
@@ -29,6 +26,11 @@ def generate_interop_key(namespace: str, operation: str, args: list) -> str:
 def library_version() -> str:
     from cachekit._core import ffi, lib
     return ffi.string(lib.cachekit_version_string()).decode()
+
+
+# The package is versioned as the libcachekit it was built against (setup.py), so the
+# loaded library's version is the package's.
+__version__ = library_version()
 
 
 __all__ = [

@@ -5,9 +5,11 @@ include/cachekit/cachekit.h (tests/test_cdef.py checks that none is missing),
 plus the `extern "Python"` loader callback the cache wrapper hands to
 cachekit_cache_get_or_load.
 
-Include and library directories come from pkg-config (`cachekit`), so set
-PKG_CONFIG_PATH to <meson builddir>/meson-uninstalled to build against a build
-tree (build_ext.py does that), or leave it for an installed libcachekit.
+Include and library directories come from pkg-config (`cachekit`). setup.py (pip
+install, python -m build) calls `installed_ffibuilder`: libcachekit must be found
+(else `LibcachekitNotFound` with what to install and set) and the extension gets an
+rpath to the .pc's libdir. build_ext.py builds against a meson build tree instead
+(PKG_CONFIG_PATH=<builddir>/meson-uninstalled, rpath <builddir>/src).
 """
 from __future__ import annotations
 
@@ -373,14 +375,51 @@ extern "Python" int _cachekit_py_loader(cachekit_load *load, void *payload);
 """
 
 
-def _pkg_config() -> tuple[list[str], list[str], list[str]]:
+class LibcachekitNotFound(RuntimeError):
+    """pkg-config cannot find libcachekit: the message says what to install and set."""
+
+
+NOT_FOUND_HELP = """\
+libcachekit was not found by pkg-config ({why}).
+
+The Python package `cachekit` compiles a small extension against an installed
+libcachekit (the C library it binds). Build and install that first, then point
+pkg-config at its cachekit.pc:
+
+    meson setup build --prefix=$HOME/.local && meson install -C build
+    export PKG_CONFIG_PATH=$HOME/.local/lib/x86_64-linux-gnu/pkgconfig   # the dir holding cachekit.pc
+    pip install ./wrappers/python
+
+(For a build tree without installing: PKG_CONFIG_PATH=<builddir>/meson-uninstalled
+and CACHEKIT_RPATH=<builddir>/src.) pkg-config itself comes from the `pkg-config`
+package (Debian: apt install pkg-config)."""
+
+
+def _run_pkg_config(*args: str) -> str:
+    try:
+        r = subprocess.run(["pkg-config", *args, "cachekit"], capture_output=True, text=True)
+    except OSError as exc:
+        raise LibcachekitNotFound(NOT_FOUND_HELP.format(why=f"cannot run pkg-config: {exc.strerror}")) from None
+    if r.returncode != 0:
+        pc_path = os.environ.get("PKG_CONFIG_PATH") or "unset"
+        raise LibcachekitNotFound(NOT_FOUND_HELP.format(why=f"`pkg-config {' '.join(args)} cachekit` failed; "
+                                                        f"PKG_CONFIG_PATH is {pc_path}"))
+    return r.stdout.strip()
+
+
+def library_version() -> str:
+    """The installed libcachekit's version (the .pc's Version): the package's version too."""
+    return _run_pkg_config("--modversion")
+
+
+def _pkg_config(required: bool = False) -> tuple[list[str], list[str], list[str]]:
     """(include_dirs, library_dirs, libraries) for cachekit from pkg-config."""
     try:
-        cflags = subprocess.run(["pkg-config", "--cflags", "cachekit"], check=True,
-                                capture_output=True, text=True).stdout
-        libs = subprocess.run(["pkg-config", "--libs", "cachekit"], check=True,
-                              capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError):
+        cflags = _run_pkg_config("--cflags")
+        libs = _run_pkg_config("--libs")
+    except LibcachekitNotFound:
+        if required:
+            raise
         return [], [], ["cachekit"]
     inc = [a[2:] for a in shlex.split(cflags) if a.startswith("-I")]
     libdirs = [a[2:] for a in shlex.split(libs) if a.startswith("-L")]
@@ -388,9 +427,24 @@ def _pkg_config() -> tuple[list[str], list[str], list[str]]:
     return inc, libdirs, names
 
 
+_SYSTEM_LIBDIRS = ("/usr/lib", "/lib", "/usr/lib64", "/lib64")
+
+
+def _default_rpath() -> list[str]:
+    """CACHEKIT_RPATH when set, else the .pc's libdir unless the loader searches it anyway,
+    so the installed extension finds libcachekit without LD_LIBRARY_PATH."""
+    env = os.environ.get("CACHEKIT_RPATH")
+    if env is not None:
+        return [d for d in env.split(os.pathsep) if d]
+    libdir = os.path.normpath(_run_pkg_config("--variable=libdir"))
+    if libdir in _SYSTEM_LIBDIRS or os.path.dirname(libdir) in ("/usr/lib", "/lib"):
+        return []
+    return [libdir]
+
+
 def make_ffibuilder(extra_include: list[str] | None = None, extra_libdirs: list[str] | None = None,
-                    rpath: list[str] | None = None) -> FFI:
-    inc, libdirs, names = _pkg_config()
+                    rpath: list[str] | None = None, required: bool = False) -> FFI:
+    inc, libdirs, names = _pkg_config(required)
     inc = list(extra_include or []) + inc
     libdirs = list(extra_libdirs or []) + libdirs
     builder = FFI()
@@ -408,8 +462,10 @@ def make_ffibuilder(extra_include: list[str] | None = None, extra_libdirs: list[
     return builder
 
 
-# The object setuptools' cffi_modules hook ("cachekit/_build_ffi.py:ffibuilder") uses.
-ffibuilder = make_ffibuilder(rpath=[d for d in os.environ.get("CACHEKIT_RPATH", "").split(os.pathsep) if d])
+def installed_ffibuilder() -> FFI:
+    """What setup.py's cffi_modules hook calls: pkg-config must find libcachekit."""
+    return make_ffibuilder(rpath=_default_rpath(), required=True)
+
 
 if __name__ == "__main__":
-    ffibuilder.compile(verbose=True)
+    installed_ffibuilder().compile(verbose=True)

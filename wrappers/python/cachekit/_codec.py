@@ -208,6 +208,10 @@ def to_interop(v: Any, *, in_value: bool = False) -> Any:
         return {"__time__": True, "value": v.isoformat()}
     if isinstance(v, uuid.UUID):
         return str(v).lower()
+    if not in_value and isinstance(v, Decimal):  # the spec's Python conveniences for arguments,
+        return str(v)                            # as the reference SDK applies them
+    if not in_value and isinstance(v, PurePath):
+        return v.as_posix()
     if isinstance(v, float):
         return float(v)
     if isinstance(v, str):

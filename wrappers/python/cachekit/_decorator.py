@@ -27,6 +27,7 @@ log = logging.getLogger("cachekit")
 F = TypeVar("F", bound=Callable[..., Any])
 
 _UNSET: Any = object()
+_ZERO_CONFIG_TENANT = "default"  # the reference Redis provider's tenant when no request context sets one
 _PROCESS_ID = _uuid.uuid4().hex
 _ONE_YEAR = 31_536_000.0
 _MAX_TRACKED_KEYS = 100_000
@@ -281,10 +282,14 @@ class _Cached:
             url = _backend_url(backend)
         else:
             # Unset: the core resolves the environment. The reference SDK's
-            # zero-configuration Redis provider prefixes keys with t:{tenant}:.
+            # zero-configuration Redis provider prefixes keys with t:{tenant}:, its
+            # request tenant context's tenant, which is "default" unless the application
+            # sets one per request; never the encryption tenant (its deployment_uuid, our
+            # tenant=), as live interop with cachekit-py 0.24.1 showed. This wrapper has
+            # no request tenant context: always t:default:.
             if not interop and not os.environ.get("CACHEKIT_FILE_CACHE_DIR") and (
                     os.environ.get("CACHEKIT_REDIS_URL") or os.environ.get("REDIS_URL")):
-                key_prefix = "t:" + quote(tenant or "default", safe="") + ":"
+                key_prefix = "t:" + quote(_ZERO_CONFIG_TENANT, safe="") + ":"
         cfg = (url, id(backend_obj) if backend_obj else None, interop, None if interop else self.integrity, encryption,
                _secret_id(master_key), tenant, key_prefix, l1, l1_bytes, swr, self.swr_ratio if swr else 0.0, fail_closed,
                os.environ.get("CACHEKIT_REDIS_URL"), os.environ.get("CACHEKIT_FILE_CACHE_DIR"),

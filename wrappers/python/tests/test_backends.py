@@ -174,3 +174,18 @@ def test_value_written_by_cachekit_tool(tmp_path):
         pytest.skip(f"cachekit set usage differs: {res.stderr.strip()[:200]}")
     assert g(4) == [4, "tool"]
     assert f.calls == []
+
+
+def test_redis_zero_config_prefix_ignores_the_encryption_tenant(redis_server, monkeypatch):
+    """Found live against cachekit-py 0.24.1: its zero-config provider prefixes with the
+    request tenant context ("default" when none is set), not the encryption tenant (its
+    deployment_uuid, our tenant=): both SDKs must store under t:default:."""
+    monkeypatch.setenv("CACHEKIT_REDIS_URL", redis_server.url)
+    f = counter()
+    g = cache(namespace="zct", encryption=True, master_key="33" * 32,
+              tenant="5f0c7c2e-1f7b-4c8e-9a57-0d5c1d7f3a10")(f)
+    g(5)
+    key = g._cachekit.key_for((5,), {})
+    raw = Backend(redis_server.url)
+    assert raw.get("t:default:" + key) is not None
+    assert raw.get("t:5f0c7c2e-1f7b-4c8e-9a57-0d5c1d7f3a10:" + key) is None

@@ -166,3 +166,15 @@ def test_interop_binding_defaults_varargs():
 def test_interop_newer_int_range_rows(name, args):
     with pytest.raises(InteropError):
         _codec.interop_key("t", "op", args)
+
+
+# Live interop with cachekit-py 0.24.1 found these: its interop key builder applies the
+# spec's non-normative Python conveniences to arguments (Decimal -> str(), Path -> POSIX
+# string; Enum -> value was already ours), where ours refused them and ran uncached.
+def test_interop_decimal_and_path_arguments_as_the_reference():
+    import decimal
+    import pathlib
+    assert _codec.interop_key("t", "op", [decimal.Decimal("12.340")]) == _codec.interop_key("t", "op", ["12.340"])
+    assert _codec.interop_key("t", "op", [{"p": pathlib.PurePosixPath("/a/b")}]) == \
+        _codec.interop_key("t", "op", [{"p": "/a/b"}])
+    assert _codec.interop_key("t", "op", [pathlib.PureWindowsPath(r"a\b")]) == _codec.interop_key("t", "op", ["a/b"])

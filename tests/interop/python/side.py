@@ -1,0 +1,133 @@
+"""One side of a live Python interop scenario: `python side.py '<json job>'`.
+
+The same file runs under both packages named `cachekit`: ours (Debian's python3 with the
+build tree's wrapper on PYTHONPATH) and the reference SDK (its venv). Functions are
+defined here at top level, so both sides key them as `__main__.<name>`. The job says
+which backend, decorator options and calls; the answer (stdout, one JSON line) says,
+per call, who computed the value (its `writer` field) and whether this process ran the
+function body.
+
+Job: {"side": "ours"|"ref", "backend": {"redis": url} | {"file": dir[, "max_entries": n (ref)]} | {"zero_config": true},
+      "options": {decorator kwargs}, "ref_options" / "ours_options": {one side's only}, "function": name, "cases": [case names],
+      "action": "call" | "invalidate", "interop": operation or null, "namespace": ns}
+"""
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import json
+import sys
+import uuid
+from decimal import Decimal
+
+import cachekit
+from cachekit import cache
+
+JOB = json.loads(sys.argv[1])
+SIDE = JOB["side"]
+RAN: list = []
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = 2
+
+
+# The value each function returns besides who wrote it: every kind the standard
+# serializer carries (tuples come back as lists; datetime/date via the sentinel maps).
+PAYLOAD = {"int": 7, "big": 2**64 - 1, "neg": -(2**63), "float": 2.5, "str": "h\u00e9llo", "bytes": b"\x00\xff",
+           "none": None, "bool": False, "list": [1, [2, "x"]], "map": {"k": {"z": 1}},
+           "when": dt.datetime(2026, 12, 1, 12, 30, 15, 123456, tzinfo=dt.timezone.utc), "day": dt.date(2026, 12, 1)}
+
+# Argument cases: (args, kwargs). `date` and `set` are refused as key material by the
+# reference (and by ours): those calls run uncached on both sides.
+CASES = {
+    "int": ((42,), {}), "bigint": ((2**64 - 2,), {}), "negint": ((-(2**63),), {}), "float": ((3.25,), {}),
+    "negzero": ((-0.0,), {}), "str": (("h\u00e9llo w\u00f6rld",), {}), "bytes": ((b"\x00\x01\xfe",), {}),
+    "none": ((None,), {}), "bool": ((True,), {}), "list": (([1, "a", None],), {}), "tuple": (((1, 2, "b"),), {}),
+    "dict": (({"b": 1, "a": [2, 3]},), {}), "nested": (({"x": [1, {"y": (2, 3.5)}], "a": {"c": b"z"}},), {}),
+    "kwargs": ((1,), {"limit": 10, "order": "desc"}), "datetime": ((dt.datetime(2026, 3, 4, 5, 6, 7, 890, tzinfo=dt.timezone.utc),), {}),
+    "date": ((dt.date(2026, 3, 4),), {}), "set": (({1, 2, 3},), {}), "decimal": ((Decimal("12.340"),), {}),
+    "uuid": ((uuid.UUID("12345678-1234-5678-1234-567812345678"),), {}), "enum": ((Color.RED, Color.BLUE), {}),
+    "multi": ((1, "two", 3.0, [4]), {"five": {"six": 6}}),
+}
+
+
+def _result(fn_name: str, args: tuple, kwargs: dict) -> dict:
+    RAN.append(fn_name)
+    return {"writer": SIDE, "fn": fn_name, "args": repr((args, kwargs)), "payload": PAYLOAD}
+
+
+def echo(*args, **kwargs):
+    return _result("echo", args, kwargs)
+
+
+def with_default(a, b=2, *, c="d"):
+    return _result("with_default", (a, b), {"c": c})
+
+
+def get_user(user_id, region="eu"):
+    return {"writer": SIDE, "id": user_id, "region": region, "tags": ["a", "b"], "score": 1.5}
+
+
+FUNCTIONS = {"echo": echo, "with_default": with_default, "get_user": get_user}
+
+
+def backend_option() -> dict:
+    b = JOB["backend"]
+    if "zero_config" in b:
+        return {}
+    if SIDE == "ours":
+        return {"backend": b["redis"] if "redis" in b else "file://" + b["file"]}
+    if "redis" in b:
+        from cachekit.backends.redis import RedisBackend
+        return {"backend": RedisBackend(b["redis"])}
+    from cachekit.backends.file import FileBackend, FileBackendConfig
+    limits = {"max_entry_count": b["max_entries"]} if "max_entries" in b else {}
+    return {"backend": FileBackend(FileBackendConfig(cache_dir=b["file"], **limits))}
+
+
+def jsonable(v):
+    if isinstance(v, bytes):
+        return {"$bytes": v.hex()}
+    if isinstance(v, (dt.datetime, dt.date)):
+        return {"$" + type(v).__name__: v.isoformat()}
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    return v
+
+
+def main() -> None:
+    opts = dict(JOB.get("options", {}))
+    # options one side spells its own way (the reference's single_tenant_mode=True, ...)
+    opts.update(JOB.get("ref_options" if SIDE == "ref" else "ours_options", {}))
+    if JOB.get("interop"):
+        opts["interop"] = JOB["interop"]
+    fn = cache(namespace=JOB.get("namespace"), **backend_option(), **opts)(FUNCTIONS[JOB["function"]])
+    out = []
+    for case in JOB["cases"]:
+        if JOB["function"] == "get_user":
+            args, kwargs = (int(case),), {}
+        elif JOB["function"] == "with_default":
+            args, kwargs = (case,), {}
+        elif case.startswith("n:"):  # many distinct entries: echo(<int>)
+            args, kwargs = (int(case[2:]),), {}
+        else:
+            args, kwargs = CASES[case]
+        before = len(RAN)
+        if JOB.get("action") == "invalidate":
+            fn.invalidate_cache(*args, **kwargs)
+            out.append({"case": case})
+            continue
+        try:
+            value = fn(*args, **kwargs)
+            out.append({"case": case, "ran": len(RAN) > before, "value": jsonable(value)})
+        except Exception as exc:  # reported, compared by the runner
+            out.append({"case": case, "error": f"{type(exc).__name__}: {exc}"})
+    print(json.dumps({"side": SIDE, "package": cachekit.__file__, "results": out}))
+
+
+if __name__ == "__main__":
+    main()

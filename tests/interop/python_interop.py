@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""Live interop with the reference Python SDK (meson suite `interop`).
+
+Ours: Debian's python3 with the build tree's wrapper (the extension built as the
+`python` suite builds it). Theirs: `cachekit` from PyPI (requirements-reference.txt) in
+a venv; skipped (77) when PyPI is unreachable. One redis-server on a free loopback port
+(started here) and temp directories for the file backend. Each scenario runs one side
+writing and the other reading (tests/interop/python/side.py in both), in both
+directions, then compares the Redis key lists the two writers left, byte for byte.
+Prints `ok <scenario>: <check>` / `FAIL ...` lines; exits 1 on any FAIL.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import pyvenv  # noqa: E402
+from resp import Redis  # noqa: E402
+
+SIDE = os.path.join(HERE, "python", "side.py")
+K1 = "11" * 32  # master keys: K1 retired, K2 current
+K2 = "22" * 32
+ALL_CASES = ["int", "bigint", "negint", "float", "negzero", "str", "bytes", "none", "bool", "list", "tuple", "dict",
+             "nested", "kwargs", "datetime", "date", "set", "decimal", "uuid", "enum", "multi"]
+SINGLE_TENANT = {"single_tenant_mode": True}  # the reference's explicit tenant mode (tenant "default")
+REGISTRY_RE = re.compile(rb"t:[^:]+:ck:reg:[a-z0-9._-]*:[0-9a-f]{16}")
+UNCACHED = frozenset({"date", "set"})  # neither SDK keys a date or a set: both run such calls uncached
+
+
+class Runner:
+    def __init__(self, ours_env: dict, ref_python: str, redis_port: int, tmp: str, tool: str) -> None:
+        self.ours_env, self.ref_python, self.port, self.tmp, self.tool = ours_env, ref_python, redis_port, tmp, tool
+        self.redis = Redis(redis_port)
+        self.failures: list[str] = []
+        self.passed = 0
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def check(self, scenario: str, ok: bool, what: str, detail: object = "") -> bool:
+        if ok:
+            self.passed += 1
+            print(f"ok {scenario}: {what}", flush=True)
+        else:
+            self.failures.append(f"{scenario}: {what}")
+            print(f"FAIL {scenario}: {what}: {detail}", flush=True)
+        return ok
+
+    def side(self, side: str, job: dict, env: dict | None = None) -> list[dict]:
+        job = {"side": side, **job}
+        if side == "ours":
+            cmd, base = ["/usr/bin/python3", SIDE], dict(self.ours_env)
+        else:
+            cmd, base = [self.ref_python, SIDE], pyvenv.clean_env()
+        base.update(env or {})
+        base.setdefault("HOME", self.tmp)  # the reference may write ~/.cachekit
+        r = subprocess.run(cmd + [json.dumps(job)], capture_output=True, text=True, env=base, cwd=self.tmp,
+                           timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(f"{side} side failed ({job}):\n{r.stdout}\n{r.stderr}")
+        return json.loads(r.stdout.strip().splitlines()[-1])["results"]
+
+    # -- one direction: `writer` stores, `reader` must be served the writer's values --
+    def direction(self, scenario: str, writer: str, reader: str, job: dict, cases: list[str],
+                  reader_job: dict | None = None, env: dict | None = None, reader_env: dict | None = None,
+                  uncached: frozenset = UNCACHED) -> list:
+        self.redis("FLUSHALL")
+        job = {**job, "cases": cases}
+        wrote = self.side(writer, job, env)
+        keys = self.redis.keys()
+        got = self.side(reader, {**job, **(reader_job or {})}, reader_env if reader_env is not None else env)
+        name = f"{scenario} [{writer} writes, {reader} reads]"
+        for w, g in zip(wrote, got):
+            case = w["case"]
+            if "error" in w or "error" in g:
+                self.check(name, False, f"{case}: no exception", (w.get("error"), g.get("error")))
+                continue
+            if case in uncached:
+                self.check(name, g["ran"] and g["value"]["writer"] == reader, f"{case}: uncached on both sides", g)
+                continue
+            self.check(name, not g["ran"] and g["value"] == w["value"],
+                       f"{case}: served the {writer} side's value", {"wrote": w, "got": g})
+        return keys
+
+    def both_ways(self, scenario: str, job: dict, cases: list[str], env: dict | None = None,
+                  reader_job: dict | None = None, reader_env: dict | None = None,
+                  uncached: frozenset = UNCACHED) -> None:
+        k_ref = self.direction(scenario, "ref", "ours", job, cases, reader_job, env, reader_env, uncached)
+        k_ours = self.direction(scenario, "ours", "ref", job, cases, reader_job, env, reader_env, uncached)
+        self.compare_keys(scenario, k_ref, k_ours)
+
+    def compare_keys(self, scenario: str, k_ref: list[bytes], k_ours: list[bytes]) -> None:
+        only_ref = [k for k in k_ref if k not in k_ours]
+        only_ours = [k for k in k_ours if k not in k_ref]
+        # The reference's key registry (t:{tenant}:ck:reg:{ns}:{blake3-64 of module.qualname},
+        # a SET it SADDs each written key to) is its own extension, outside the protocol;
+        # libcachekit does not write it (docs/conformance.md, "Live interop").
+        registry = [k for k in only_ref if REGISTRY_RE.fullmatch(k)]
+        only_ref = [k for k in only_ref if k not in registry]
+        self.check(scenario, not only_ref and not only_ours and len(k_ours) > 0,
+                   f"Redis key lists equal byte for byte ({len(k_ours)} keys)"
+                   + (f"; known difference: the reference's registry key {registry[0].decode()}" if registry else ""),
+                   {"only_ref": only_ref, "only_ours": only_ours})
+
+    # -- scenarios --
+    def auto_mode(self) -> None:
+        base = {"backend": {"redis": self.url}, "function": "echo", "namespace": "interop"}
+        self.both_ways("auto, integrity on", {**base, "options": {"ttl": 300}}, ALL_CASES)
+        self.both_ways("auto, integrity off",
+                       {**base, "options": {"ttl": 300, "integrity_checking": False}}, ALL_CASES)
+        self.both_ways("auto, defaults not bound", {**base, "function": "with_default", "options": {"ttl": 300}},
+                       ["1", "x"])
+
+    def encryption(self) -> None:
+        base = {"backend": {"redis": self.url}, "function": "echo", "namespace": "secret",
+                "options": {"ttl": 300, "encryption": True, "master_key": K1}, "ref_options": SINGLE_TENANT}
+        cases = ["int", "str", "nested", "kwargs", "uuid"]
+        self.both_ways("auto, encrypted (same master key, tenant default)", base, cases)
+        plain_body = {**base, "namespace": "secret0",
+                      "options": {**base["options"], "integrity_checking": False}}
+        self.both_ways("auto, encrypted, integrity off", plain_body, cases)
+        rotated = {"options": {"ttl": 300, "encryption": True, "master_key": K2}}
+        self.both_ways("auto, encrypted, reader rotated (K2 current, K1 previous)", base, cases,
+                       reader_job=rotated, reader_env={"CACHEKIT_PREVIOUS_MASTER_KEYS": K1})
+
+    def ttl(self) -> None:
+        """TTLs honoured both ways. 8 s: long enough that a loaded machine's process start
+        does not outlive it between the write and the read within it."""
+        ttl = 8
+        base = {"backend": {"redis": self.url}, "function": "echo", "namespace": "ttl", "options": {"ttl": ttl}}
+        for writer, reader in (("ref", "ours"), ("ours", "ref")):
+            name = f"ttl {ttl} s [{writer} writes, {reader} reads]"
+            self.redis("FLUSHALL")
+            self.side(writer, {**base, "cases": ["int"]})
+            keys = self.redis.keys()
+            pttl = [self.redis("PTTL", k) for k in keys]
+            self.check(name, len(keys) == 1 and all(0 < p <= ttl * 1000 for p in pttl),
+                       f"Redis PTTL in (0, {ttl}] s", pttl)
+            got = self.side(reader, {**base, "cases": ["int"]})
+            self.check(name, not got[0]["ran"], "a read within the TTL is a hit", got)
+            deadline = time.time() + ttl + 20
+            while self.redis.keys() and time.time() < deadline:
+                time.sleep(0.2)
+            got = self.side(reader, {**base, "cases": ["int"]})
+            self.check(name, got[0]["ran"] and got[0]["value"]["writer"] == reader,
+                       "after the TTL the reader computes", got)
+
+    def invalidation(self) -> None:
+        base = {"backend": {"redis": self.url}, "function": "echo", "namespace": "inv", "options": {"ttl": 300}}
+        for writer, other in (("ref", "ours"), ("ours", "ref")):
+            name = f"invalidation [{writer} writes, {other} invalidates]"
+            self.redis("FLUSHALL")
+            self.side(writer, {**base, "cases": ["int", "str"]})
+            before = self.redis.keys()
+            self.side(other, {**base, "cases": ["int"], "action": "invalidate"})
+            after = self.redis.keys()
+            self.check(name, len(before) == 2 and len(after) == 1, "the invalidated entry left Redis",
+                       {"before": before, "after": after})
+            got = self.side(writer, {**base, "cases": ["int", "str"]})
+            self.check(name, got[0]["ran"] and not got[1]["ran"], "the writer recomputes it, keeps the other", got)
+
+    def interop_mode(self) -> None:
+        base = {"backend": {"redis": self.url}, "function": "get_user", "namespace": "users", "interop": "get_user",
+                "options": {"ttl": 300}}
+        self.both_ways("interop mode", base, ["42", "7"])
+        # Every argument kind through interop mode's canonical args (*args: one nested array,
+        # **kwargs: one map). A set is keyed here (sorted by encoded bytes); a date is not
+        # (the reference raises InteropError to the caller, ours runs the call uncached:
+        # docs/conformance.md), so it is left out.
+        kinds = {**base, "function": "echo", "namespace": "iop", "interop": "echo"}
+        self.both_ways("interop mode, every argument kind", kinds, [c for c in ALL_CASES if c != "date"],
+                       uncached=frozenset())
+        secure = {**base, "namespace": "vault", "options": {"ttl": 300, "encryption": True, "master_key": K1},
+                  "ref_options": SINGLE_TENANT}
+        self.both_ways("interop mode, encrypted", secure, ["42"])
+
+    def file_backend(self) -> None:
+        for writer, reader in (("ref", "ours"), ("ours", "ref")):
+            d = tempfile.mkdtemp(prefix="file-", dir=self.tmp)
+            job = {"backend": {"file": d}, "function": "echo", "namespace": "files", "options": {"ttl": 300}}
+            name = f"file backend [{writer} writes, {reader} reads]"
+            wrote = self.side(writer, {**job, "cases": ["int", "nested", "str"]})
+            files = sorted(f for f in os.listdir(d) if not f.startswith("."))
+            got = self.side(reader, {**job, "cases": ["int", "nested", "str"]})
+            for w, g in zip(wrote, got):
+                self.check(name, not g["ran"] and g["value"] == w["value"], f"{w['case']}: served from the file", g)
+            # a corrupt entry written by the writer: the reader treats it as a miss and recomputes
+            for f in files:
+                p = os.path.join(d, f)
+                data = bytearray(open(p, "rb").read())
+                data[-3] ^= 0xFF
+                open(p, "wb").write(bytes(data))
+            got = self.side(reader, {**job, "cases": ["int"]})
+            self.check(name, got[0]["ran"] and "error" not in got[0], "a corrupt entry is a miss, recomputed", got)
+            self.file_names = getattr(self, "file_names", {})
+            self.file_names[writer] = files
+        self.check("file backend", self.file_names["ref"] == self.file_names["ours"] and self.file_names["ref"],
+                   "file names equal", self.file_names)
+
+    def file_eviction(self) -> None:
+        """The reference's file-backend eviction (at 90 % of max_entry_count, down to 70 %,
+        oldest mtime first) over a directory holding our entries: ours then finds the
+        survivors and recomputes the evicted ones, without errors."""
+        name = "file backend, the reference evicts our entries"
+        d = tempfile.mkdtemp(prefix="evict-", dir=self.tmp)
+        # 95 of ours, written in order (distinct mtimes, oldest first); the reference's cap is
+        # 100 (its minimum): its write is accepted (at the cap it would refuse, not evict) and
+        # finds 96 > 90 % of the cap, so it evicts down to 70.
+        mine = [f"n:{i}" for i in range(95)]
+        job = {"backend": {"file": d}, "function": "echo", "namespace": "evict", "options": {"ttl": 300}}
+        self.side("ours", {**job, "cases": mine})
+        before = len(os.listdir(d))
+        self.side("ref", {**job, "backend": {"file": d, "max_entries": 100}, "cases": ["uuid"]})  # its minimum
+        after = len(os.listdir(d))
+        self.check(name, before == 95 and after < before, f"{before} entries -> {after} after the reference's write",
+                   (before, after))
+        got = self.side("ours", {**job, "cases": mine})
+        ran = sum(1 for g in got if g.get("ran"))
+        evicted = before + 1 - after
+        self.check(name, all("error" not in g for g in got) and ran == evicted
+                   and all(g["ran"] == (i < evicted) for i, g in enumerate(got)),
+                   f"ours recomputes exactly the {evicted} evicted entries, the oldest, and reads the rest", got)
+
+    def zero_config(self) -> None:
+        env = {"CACHEKIT_REDIS_URL": self.url}
+        base = {"backend": {"zero_config": True}, "function": "echo", "namespace": "zc", "options": {"ttl": 300}}
+        self.both_ways("zero-config Redis (t:default: prefix)", base, ["int", "str"], env=env)
+        enc = {**base, "namespace": "zcenc", "options": {"ttl": 300, "encryption": True, "master_key": K1},
+               "ref_options": SINGLE_TENANT}
+        self.both_ways("zero-config Redis, encrypted (AAD binds the prefixed key, 2026-10)", enc, ["int"], env=env)
+        self.aad_bytes(enc, env)
+        # A tenant of its own: the reference's deployment_uuid, ours tenant=.
+        tenant = "5f0c7c2e-1f7b-4c8e-9a57-0d5c1d7f3a10"
+        own = {**enc, "namespace": "zcten", "ref_options": {**SINGLE_TENANT, "deployment_uuid": tenant},
+               "ours_options": {"tenant": tenant}}
+        self.both_ways("zero-config Redis, encrypted, tenant " + tenant[:8], own, ["int"], env=env)
+
+    def aad_bytes(self, job: dict, env: dict) -> None:
+        """Which AAD the reference's entry carries, by the bytes: open its ciphertext with the
+        `cachekit codec` tool under the prefixed (2026-10) and the bare cache key."""
+        name = "AAD of the reference's zero-config entry"
+        self.redis("FLUSHALL")
+        self.side("ref", {**job, "cases": ["int"]}, env)
+        stored = [k for k in self.redis.keys() if not REGISTRY_RE.fullmatch(k)]
+        raw = self.redis("GET", stored[0])
+        hlen = int.from_bytes(raw[3:7], "big")
+        ciphertext = raw[7 + hlen:]
+        logical = stored[0].decode()
+        bare = logical[len("t:default:"):]
+        reqs = []
+        for key in (logical, bare):
+            reqs.append({"op": "crypto.aad", "tenant": "default", "cache_key": key, "format": "msgpack",
+                         "compressed": True, "original_type": "msgpack"})
+        aads = [a["aad"] for a in self.codec(reqs)]
+        opened = self.codec([{"op": "crypto.decrypt", "master_key": K1, "tenant": "default", "aad": aad,
+                              "ciphertext": ciphertext.hex()} for aad in aads])
+        self.check(name, raw[:3] == b"CK\x03" and opened[0]["ok"],
+                   f"opens with the AAD over the logical key {logical[:24]}... (aad {aads[0][:40]}...)", opened[0])
+        self.check(name, not opened[1]["ok"] and opened[1]["error"] == "AuthenticationFailed",
+                   "does not open with the AAD over the bare key (the pre-2026-10 form)", opened[1])
+
+    def codec(self, reqs: list[dict]) -> list[dict]:
+        r = subprocess.run([self.tool, "codec"], input="".join(json.dumps(q) + "\n" for q in reqs),
+                           capture_output=True, text=True, env=self.ours_env, timeout=60)
+        return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build-dir", required=True)
+    ap.add_argument("--source-root", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("scenarios", nargs="*")
+    a = ap.parse_args()
+    a.build_dir, a.source_root, a.work = (os.path.abspath(p) for p in (a.build_dir, a.source_root, a.work))
+    if not shutil.which("redis-server"):
+        pyvenv.fail("redis-server is not installed (Debian: redis-server)")
+    ref_python = pyvenv.ensure(os.path.join(a.work, "venv-reference"), os.path.join(HERE, "requirements-reference.txt"))
+
+    wrapper = os.path.join(a.source_root, "wrappers", "python")
+    ext = os.path.join(a.work, "ext")
+    r = subprocess.run(["/usr/bin/python3", os.path.join(wrapper, "build_ext.py"), "--build-dir", a.build_dir,
+                        "--out", ext, "--quiet"], capture_output=True, text=True)
+    if r.returncode != 0:
+        pyvenv.fail(f"cannot build the wrapper's extensions:\n{r.stdout}{r.stderr}")
+    ours_env = pyvenv.clean_env(PYTHONPATH=os.pathsep.join([ext, wrapper]),
+                                LD_LIBRARY_PATH=os.path.join(a.build_dir, "src"))
+
+    sys.path.insert(0, os.path.join(wrapper, "tests"))
+    from conftest import RedisServer  # the python suite's redis-server starter (free loopback port)
+
+    with tempfile.TemporaryDirectory(prefix="cachekit-interop-") as tmp:
+        server = RedisServer(tmp)
+        runner = Runner(ours_env, ref_python, server.port, tmp, os.path.join(a.build_dir, "tools", "cachekit"))
+        try:
+            for name in a.scenarios or ["auto_mode", "encryption", "ttl", "invalidation", "interop_mode",
+                                        "file_backend", "file_eviction", "zero_config"]:
+                getattr(runner, name)()
+        finally:
+            runner.redis.close()
+            server.stop()
+    print(f"interop: {runner.passed} checks passed, {len(runner.failures)} failed")
+    for f in runner.failures:
+        print("  FAILED:", f)
+    return 1 if runner.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
