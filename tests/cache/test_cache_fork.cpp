@@ -6,6 +6,8 @@
 //  - The forking thread's own load (a loader that forks) stays its own in
 //    the child: asking for the key from inside it is still EDEADLOCK, and
 //    finishing it does not trip over a parent thread that was waiting for it.
+//  - A stale-while-revalidate refresh claim taken in the parent has lapsed
+//    in the child: the child's next stale hit claims the refresh.
 // The children report by exit status; alarm() turns a hang into a failure.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 namespace {
 
 using ct::Buf;
+using ct::ValueLoader;
 
 constexpr uint32_t kLoadTimeoutMs = 20000;
 // Well below the load timeout: a child that waited for a vanished leader
@@ -39,16 +42,6 @@ struct HeldLoader {
         auto *self = static_cast<HeldLoader *>(payload);
         self->entered.open();
         self->release.wait();
-        return cachekit_load_set_value(load, self->value.data(), self->value.size());
-    }
-};
-
-struct ValueLoader {
-    std::string value;
-    int calls = 0;
-    static int run(cachekit_load *load, void *payload) {
-        auto *self = static_cast<ValueLoader *>(payload);
-        ++self->calls;
         return cachekit_load_set_value(load, self->value.data(), self->value.size());
     }
 };
@@ -179,12 +172,50 @@ void test_forking_loader_stays_the_leader_in_the_child(void **) {
     assert_true(loader.waiter_out.str() == kParentValue);
 }
 
+void test_child_can_claim_a_refresh_the_parent_claimed(void **) {
+#if defined(__SANITIZE_THREAD__)
+    skip();  // as above: the child's L1 call restarts the sweeper
+#endif
+    cachekit_cache_options o = ct::default_options();
+    o.backend_url = "none";
+    o.swr = CACHEKIT_ON;
+    o.swr_threshold_ratio = 0.001;
+    o.default_ttl_seconds = 600;  // stale after 0.6 s (+-10 %), minutes from expiring
+    ct::CacheHandle cache = ct::new_cache(&o);
+    cachekit_cache *c = cache.get();
+    const std::string key = "stale";
+    CT_OK(cachekit_cache_put(c, "fork", key.data(), key.size(), kParentValue.data(), kParentValue.size(),
+                             CACHEKIT_TTL_DEFAULT));
+    ct::wait_until_older_than(c, 600 * 0.001 * 1.1 + 0.05);
+    // A parent thread claims the refresh and never reports back.
+    cachekit_lookup claimed = CACHEKIT_LOOKUP_INIT;
+    std::thread([&] {
+        Buf out;
+        cachekit_cache_get(c, out.get(), &claimed, "fork", key.data(), key.size());
+    }).join();
+    assert_int_equal(claimed.refresh, 1);
+    auto stale_hit_claims = [&] {
+        Buf out;
+        cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
+        const int rc = cachekit_cache_get(c, out.get(), &info, "fork", key.data(), key.size());
+        return rc == CACHEKIT_OK && out.str() == kParentValue && info.refresh == 1;
+    };
+    assert_false(stale_hit_claims());  // in the parent the claim stands
+    const pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        _exit(stale_hit_claims() ? 0 : 2);
+    }
+    expect_child_ok(pid);
+}
+
 }  // namespace
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_child_loads_a_key_another_parent_thread_was_loading),
         cmocka_unit_test(test_forking_loader_stays_the_leader_in_the_child),
+        cmocka_unit_test(test_child_can_claim_a_refresh_the_parent_claimed),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
