@@ -44,7 +44,9 @@ struct EpochForkHandler final : fork_hooks::Participant {
 EpochSlot *EpochDomain::register_thread() {
     EpochDomain &d = global();
     static const bool fork_handler = [] {
-        fork_hooks::join(new EpochForkHandler);  // never destroyed, like the domain
+        // Never destroyed, like the domain. Reached from the lock-free hit
+        // only, outside every lock a fork participant takes.
+        fork_hooks::join(new EpochForkHandler);
         return true;
     }();
     (void)fork_handler;
