@@ -189,7 +189,8 @@ typedef struct cachekit_error {
  *     locks are per open file description and are re-taken per call).
  *   - cachekit_cache: its backend and keyring as above; its L1 as below;
  *     single-flight loads and refresh claims that other threads of the
- *     parent had in flight are forgotten (their keys load afresh).
+ *     parent had in flight are forgotten (their keys load afresh, at once).
+ *     A loader that forks stays its key's leader in the child.
  *   - cachekit_l1: the entries are kept; its sweeper thread is restarted in
  *     the child and its lock state reset.
  * A call that is running in another thread while fork() happens is not

@@ -1,7 +1,10 @@
 // Stale-while-revalidate bookkeeping: exactly one caller claims the refresh
 // of a stale key (no herd); the refresh lands only if its claim is still the
 // key's current one (a newer write or an invalidation cancels it). Claims
-// lapse after `lease` so a refresh that never reports back is retried.
+// lapse after `lease` so a refresh that never reports back is retried. In a
+// forked child, the claims taken in the parent have lapsed: whoever held them
+// is not in this process (or, the forking thread, may still settle its own
+// while nobody claimed the key again).
 #pragma once
 
 #include <chrono>
@@ -10,6 +13,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include <sys/types.h>
 
 namespace cachekit::cache {
 
@@ -34,6 +39,7 @@ private:
     struct Claim {
         uint64_t id;
         Clock::time_point expires;
+        pid_t pid;  // the process it was taken in
     };
     std::mutex mutex_;
     std::unordered_map<std::string, Claim> claims_;

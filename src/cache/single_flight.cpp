@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <new>
 
 #include "util/error.hpp"
 
@@ -16,6 +17,10 @@ struct Led {
     SingleFlight::EntryMark entry;
 };
 thread_local std::vector<Led> led_by_this_thread;
+// Set before the thread first touches led_by_this_thread: the fork child
+// handler reads that list only then (a first touch registers its destructor,
+// which allocates).
+thread_local bool has_led = false;
 thread_local SingleFlight::EntryMark current_entry;
 thread_local std::uint64_t canary_counter;
 
@@ -41,6 +46,41 @@ constexpr const char *kLeaderVanished =
     "the loader of this key left without returning (a longjmp or foreign unwinding out of the callback); "
     "the load was abandoned";
 }  // namespace
+
+SingleFlight::SingleFlight() { fork_hooks::join(this, fork_hooks::Locks::Many); }
+
+SingleFlight::~SingleFlight() { fork_hooks::leave(this); }
+
+void SingleFlight::before_fork() noexcept {
+    for (Shard &s : shards_) s.mutex.lock();
+}
+
+void SingleFlight::after_fork_parent() noexcept {
+    for (Shard &s : shards_) s.mutex.unlock();
+}
+
+// Only the forking thread exists here. The flights it leads stay live: they
+// move to this process, with a fresh mutex and condition variable (a parent
+// thread may have been waiting on them; its wait record would block the
+// finish's broadcast). Every other flight keeps the parent's pid, so join()
+// treats it as gone and its key's next caller leads. Those flights are not
+// freed, nor erased here (that would free map nodes in a fork handler): the
+// vanished threads' references keep them alive, and they must never be
+// destroyed, since destroying a condition variable that records a waiter
+// waits for it forever (glibc). The map entries are replaced by join(); each
+// leaks one Flight, only as many as there were loads in flight at the fork.
+void SingleFlight::after_fork_child() noexcept {
+    for (Shard &s : shards_) new (&s.mutex) std::mutex;  // taken in before_fork (not at all under TSan)
+    if (!has_led) return;
+    const pid_t me = fork_hooks::pid();
+    for (const Led &l : led_by_this_thread) {
+        Flight &f = *l.flight;
+        if (f.owner_ != this) continue;
+        f.leader_pid_ = me;
+        new (&f.mutex_) std::mutex;
+        new (&f.done_cv_) std::condition_variable;
+    }
+}
 
 SingleFlight::Shard &SingleFlight::shard_for(std::string_view key) {
     return shards_[std::hash<std::string_view>{}(key) % kShards];
@@ -81,9 +121,15 @@ __attribute__((noinline)) SingleFlight::Join SingleFlight::join(std::string_view
     {
         std::lock_guard lock(shard.mutex);
         auto it = shard.flights.find(std::string(key));
-        if (it == shard.flights.end()) {
+        // A flight led in the process this one was forked from has no leader
+        // here (after_fork_child): this caller takes the key over.
+        if (it == shard.flights.end() || it->second->leader_pid_ != fork_hooks::pid()) {
             flight = std::make_shared<Flight>(std::string(key), this);
-            shard.flights.emplace(flight->key(), flight);
+            if (it == shard.flights.end())
+                shard.flights.emplace(flight->key(), flight);
+            else
+                it->second = flight;  // the old one stays with its vanished owners
+            has_led = true;
             led_by_this_thread.push_back({flight, entry});
             return Join{flight, true, {}};
         }
@@ -114,10 +160,11 @@ void SingleFlight::finish(const std::shared_ptr<Flight> &flight, Outcome outcome
 }
 
 size_t SingleFlight::in_flight() const {
+    const pid_t me = fork_hooks::pid();
     size_t n = 0;
     for (const Shard &s : shards_) {
         std::lock_guard lock(s.mutex);
-        n += s.flights.size();
+        for (const auto &entry : s.flights) n += entry.second->leader_pid_ == me;
     }
     return n;
 }

@@ -12,7 +12,12 @@
 //    the old leader's frames are gone: its flights are finished with
 //    CACHEKIT_EUSER and the key starts afresh;
 //  - a waiter that times out abandons the flight (it no longer blocks later
-//    callers; a late finish by a live leader is still harmless).
+//    callers; a late finish by a live leader is still harmless);
+//  - fork(): a child has only the forking thread. Flights the parent's other
+//    threads led are forgotten there (each flight records the process of its
+//    leader; the atfork child handler moves the forking thread's own flights
+//    to the child), so the child's first caller of such a key leads a load
+//    of its own at once instead of waiting out the timeout.
 #pragma once
 
 #include <chrono>
@@ -26,9 +31,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include <sys/types.h>
+
+#include "util/fork_hooks.hpp"
+
 namespace cachekit::cache {
 
-class SingleFlight {
+class SingleFlight final : private fork_hooks::Participant {
 public:
     struct Outcome {
         int status = 0;        // CACHEKIT_OK or the loader's error
@@ -84,7 +93,16 @@ public:
 
     size_t in_flight() const;
 
+    SingleFlight();
+    ~SingleFlight();
+    SingleFlight(const SingleFlight &) = delete;
+    SingleFlight &operator=(const SingleFlight &) = delete;
+
 private:
+    void before_fork() noexcept override;
+    void after_fork_parent() noexcept override;
+    void after_fork_child() noexcept override;
+
     static constexpr size_t kShards = 16;
     struct Shard {
         mutable std::mutex mutex;
@@ -101,13 +119,17 @@ private:
 
 class SingleFlight::Flight {
 public:
-    Flight(std::string key, SingleFlight *owner) : key_(std::move(key)), owner_(owner) {}
+    Flight(std::string key, SingleFlight *owner)
+        : key_(std::move(key)), owner_(owner), leader_pid_(fork_hooks::pid()) {}
     const std::string &key() const { return key_; }
 
 private:
     friend class SingleFlight;
     std::string key_;
     SingleFlight *owner_;
+    // The process whose thread leads the flight (under the shard's mutex);
+    // any other value in a forked child: the leader does not exist here.
+    pid_t leader_pid_;
     std::mutex mutex_;
     std::condition_variable done_cv_;
     bool done_ = false;

@@ -2,7 +2,7 @@
 
 #include <new>
 
-#include <pthread.h>
+#include "util/fork_hooks.hpp"
 
 namespace cachekit::l1 {
 
@@ -33,10 +33,20 @@ void EpochDomain::forget_other_threads() noexcept {
     }
 }
 
+// The domain's part in fork(): nothing to lock (slots are atomics), only the
+// child's cleanup.
+struct EpochForkHandler final : fork_hooks::Participant {
+    void before_fork() noexcept override {}
+    void after_fork_parent() noexcept override {}
+    void after_fork_child() noexcept override { EpochDomain::forget_other_threads(); }
+};
+
 EpochSlot *EpochDomain::register_thread() {
     EpochDomain &d = global();
     static const bool fork_handler = [] {
-        pthread_atfork(nullptr, nullptr, [] { forget_other_threads(); });
+        // Never destroyed, like the domain. Reached from the lock-free hit
+        // only, outside every lock a fork participant takes.
+        fork_hooks::join(new EpochForkHandler);
         return true;
     }();
     (void)fork_handler;

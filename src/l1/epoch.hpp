@@ -61,6 +61,7 @@ private:
     static void release_thread_slot(EpochSlot *s) noexcept;
     static void forget_other_threads() noexcept;
     friend struct EpochSlotOwner;
+    friend struct EpochForkHandler;
 
     // initial-exec: one pointer of static TLS, read without a call into the
     // dynamic linker on every lookup.

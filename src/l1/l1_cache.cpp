@@ -36,11 +36,11 @@ L1Cache::L1Cache(const Options &o)
     if (o.sweep_interval_ms > 0)
         sweeper_ = std::make_unique<Sweeper>(std::chrono::milliseconds(o.sweep_interval_ms),
                                              [this] { sweep(); });
-    register_fork_safe(this);
+    fork_hooks::join(this, fork_hooks::Locks::Many);
 }
 
 L1Cache::~L1Cache() {
-    unregister_fork_safe(this);
+    fork_hooks::leave(this);
     sweeper_.reset();
     // No reader may be inside a cache being destroyed: everything goes now.
     for (auto &s : shards_) {
@@ -545,19 +545,19 @@ namespace cachekit::l1 {
 
 // Every lock this cache owns, in one order (none of them is ever taken while
 // another is held, except by these handlers).
-void L1Cache::fork_prepare() noexcept {
+void L1Cache::before_fork() noexcept {
     if (sweeper_) sweeper_->fork_prepare();
     namespaces_.fork_prepare();
     for (auto &s : shards_) s->mu.lock();
 }
 
-void L1Cache::fork_parent() noexcept {
+void L1Cache::after_fork_parent() noexcept {
     for (auto &s : shards_) s->mu.unlock();
     namespaces_.fork_parent();
     if (sweeper_) sweeper_->fork_parent();
 }
 
-void L1Cache::fork_child() noexcept {
+void L1Cache::after_fork_child() noexcept {
     for (auto &s : shards_) new (&s->mu) std::mutex;
     namespaces_.fork_child();
     if (sweeper_) sweeper_->fork_child();

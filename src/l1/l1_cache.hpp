@@ -16,7 +16,7 @@
 #include "l1/clock.hpp"
 #include "l1/entry.hpp"
 #include "l1/epoch.hpp"
-#include "l1/fork_registry.hpp"
+#include "util/fork_hooks.hpp"
 #include "l1/namespaces.hpp"
 #include "l1/shard.hpp"
 #include "l1/stats.hpp"
@@ -76,7 +76,7 @@ struct DebugEntry {
     unsigned shard;
 };
 
-class L1Cache final : ForkSafe {
+class L1Cache final : fork_hooks::Participant {
 public:
     // Throws Error(CACHEKIT_EINVAL) for bad options.
     explicit L1Cache(const Options &options = Options());
@@ -134,9 +134,9 @@ public:
     std::vector<DebugEntry> debug_entries() const;
 
 private:
-    void fork_prepare() noexcept override;
-    void fork_parent() noexcept override;
-    void fork_child() noexcept override;
+    void before_fork() noexcept override;
+    void after_fork_parent() noexcept override;
+    void after_fork_child() noexcept override;
     // A forked child has no sweeper thread: start one (write paths only).
     void ensure_sweeper() const {
         if (sweeper_) sweeper_->ensure_running();

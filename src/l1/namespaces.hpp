@@ -66,7 +66,7 @@ public:
     size_t size() const;           // records kept, the overflow record aside
     uint64_t total_hits() const;   // every hit, dropped records' included
 
-    // fork(): see fork_registry.hpp.
+    // fork(): called by the owning L1Cache's fork hooks (util/fork_hooks.hpp).
     void fork_prepare() noexcept { mu_.lock(); }
     void fork_parent() noexcept { mu_.unlock(); }
     void fork_child() noexcept;

@@ -24,11 +24,11 @@ Sweeper::Sweeper(std::chrono::milliseconds interval, std::function<void()> work)
 
 void Sweeper::start() {
     thread_ = std::make_unique<std::thread>([this] { run(); });
-    pid_.store(pid_now(), std::memory_order_relaxed);
+    pid_.store(fork_hooks::pid(), std::memory_order_relaxed);
 }
 
 Sweeper::~Sweeper() {
-    if (pid_.load(std::memory_order_relaxed) != pid_now()) {
+    if (pid_.load(std::memory_order_relaxed) != fork_hooks::pid()) {
         abandon(std::move(thread_));  // a forked child that never restarted it
         return;
     }
@@ -42,7 +42,7 @@ Sweeper::~Sweeper() {
 
 void Sweeper::restart_in_child() {
     std::lock_guard lock(restart_mu_);
-    if (pid_.load(std::memory_order_relaxed) == pid_now()) return;  // another thread did
+    if (pid_.load(std::memory_order_relaxed) == fork_hooks::pid()) return;  // another thread did
     abandon(std::move(thread_));
     start();
 }

@@ -6,7 +6,8 @@
 // ensure_running() on its write paths (one compare of the cached pid) and
 // the sweeper starts a new thread in the child; the parent's thread handle
 // is abandoned, never joined. Its locks come fresh through the owner's
-// fork handlers (fork_prepare / fork_parent / fork_child).
+// fork handlers (fork_prepare / fork_parent / fork_child, called from the
+// L1's fork_hooks participant).
 #pragma once
 
 #include <atomic>
@@ -19,7 +20,7 @@
 
 #include <sys/types.h>
 
-#include "l1/fork_registry.hpp"
+#include "util/fork_hooks.hpp"
 
 namespace cachekit::l1 {
 
@@ -33,7 +34,7 @@ public:
     // Start the thread again if this is a forked child of the process that
     // started it. Throws std::system_error if no thread can be started.
     void ensure_running() {
-        if (pid_.load(std::memory_order_relaxed) != pid_now()) restart_in_child();
+        if (pid_.load(std::memory_order_relaxed) != fork_hooks::pid()) restart_in_child();
     }
 
     void fork_prepare() noexcept;

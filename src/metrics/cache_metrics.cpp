@@ -80,11 +80,11 @@ SeriesCounts NamespaceMetrics::read() const {
 CacheMetrics::CacheMetrics(size_t max_series)
     : max_series_(std::max(max_series, kHotSlots + 1)), by_ns_(std::make_unique<Map>()) {
     overflow_.ns_ = kOverflowSeries;
-    l1::register_fork_safe(this);
+    fork_hooks::join(this, fork_hooks::Locks::Many);
 }
 
 CacheMetrics::~CacheMetrics() {
-    l1::unregister_fork_safe(this);
+    fork_hooks::leave(this);
     for (auto &m : pool_)
         if (m->engine_ != nullptr) l1::L1Cache::unpin_namespace(m->engine_);
 }
@@ -231,6 +231,6 @@ size_t CacheMetrics::series() const {
     return by_ns_->size();
 }
 
-void CacheMetrics::fork_child() noexcept { new (&mutex_) std::shared_mutex; }
+void CacheMetrics::after_fork_child() noexcept { new (&mutex_) std::shared_mutex; }
 
 }  // namespace cachekit::metrics

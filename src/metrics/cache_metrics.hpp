@@ -24,9 +24,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "l1/fork_registry.hpp"
 #include "metrics/histogram.hpp"
 #include "metrics/striped_counter.hpp"
+#include "util/fork_hooks.hpp"
 
 namespace cachekit::l1 {
 class L1Cache;
@@ -81,7 +81,7 @@ struct NameHash {
     size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
 };
 
-class CacheMetrics final : l1::ForkSafe {
+class CacheMetrics final : fork_hooks::Participant {
 public:
     explicit CacheMetrics(size_t max_series = kDefaultMaxSeries);
     ~CacheMetrics();
@@ -110,9 +110,9 @@ private:
     NamespaceMetrics &find_or_create(std::string_view ns);
     void fold_locked(NamespaceMetrics &m);
     void fold_least_recent_locked();
-    void fork_prepare() noexcept override { mutex_.lock(); }
-    void fork_parent() noexcept override { mutex_.unlock(); }
-    void fork_child() noexcept override;
+    void before_fork() noexcept override { mutex_.lock(); }
+    void after_fork_parent() noexcept override { mutex_.unlock(); }
+    void after_fork_child() noexcept override;
 
     // The first namespaces a cache meets (most caches have one or a few):
     // each slot is set once and never changes (never folded), so the lookup

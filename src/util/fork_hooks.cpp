@@ -11,11 +11,30 @@
 namespace cachekit::fork_hooks {
 namespace {
 
+// Whether Locks::Many participants hold their locks across fork() (see the header).
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kHoldManyLocks = false;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kHoldManyLocks = false;
+#else
+constexpr bool kHoldManyLocks = true;
+#endif
+#else
+constexpr bool kHoldManyLocks = true;
+#endif
+
 std::atomic<pid_t> g_pid{0};
+
+struct Member {
+    Participant *p;
+    Locks locks;
+    bool holds() const { return kHoldManyLocks || locks == Locks::Few; }
+};
 
 struct Registry {
     std::mutex mu;
-    std::vector<Participant *> members;
+    std::vector<Member> members;
 };
 
 Registry &registry() {
@@ -25,20 +44,22 @@ Registry &registry() {
 
 void prepare() noexcept {
     Registry &r = registry();
-    r.mu.lock();
-    for (Participant *p : r.members) p->before_fork();
+    r.mu.lock();  // held across fork(): no participant comes or goes meanwhile
+    for (const Member &m : r.members)
+        if (m.holds()) m.p->before_fork();
 }
 
 void parent() noexcept {
     Registry &r = registry();
-    for (auto it = r.members.rbegin(); it != r.members.rend(); ++it) (*it)->after_fork_parent();
+    for (auto it = r.members.rbegin(); it != r.members.rend(); ++it)
+        if (it->holds()) it->p->after_fork_parent();
     r.mu.unlock();
 }
 
 void child() noexcept {
     g_pid.store(getpid(), std::memory_order_relaxed);
     Registry &r = registry();
-    for (auto it = r.members.rbegin(); it != r.members.rend(); ++it) (*it)->after_fork_child();
+    for (auto it = r.members.rbegin(); it != r.members.rend(); ++it) it->p->after_fork_child();
     r.mu.unlock();  // taken by this very thread in prepare()
 }
 
@@ -62,17 +83,17 @@ pid_t pid() noexcept {
     return g_pid.load(std::memory_order_relaxed);
 }
 
-void join(Participant *p) {
+void join(Participant *p, Locks locks) {
     install();
     Registry &r = registry();
     std::lock_guard<std::mutex> lock(r.mu);
-    r.members.push_back(p);
+    r.members.push_back({p, locks});
 }
 
 void leave(Participant *p) noexcept {
     Registry &r = registry();
     std::lock_guard<std::mutex> lock(r.mu);
-    auto it = std::find(r.members.begin(), r.members.end(), p);
+    auto it = std::find_if(r.members.begin(), r.members.end(), [&](const Member &m) { return m.p == p; });
     if (it != r.members.end()) r.members.erase(it);
 }
 

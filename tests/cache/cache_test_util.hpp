@@ -360,6 +360,17 @@ private:
     std::string path_;
 };
 
+// A loader that gives `value` and counts its calls (payload: the ValueLoader).
+struct ValueLoader {
+    std::string value;
+    std::atomic<int> calls{0};
+    static int run(cachekit_load *load, void *payload) {
+        auto *self = static_cast<ValueLoader *>(payload);
+        self->calls.fetch_add(1);
+        return cachekit_load_set_value(load, self->value.data(), self->value.size());
+    }
+};
+
 // Wait until the entries put into `c` (L1 on) before this call are older
 // than `seconds` by the cache's own clock: puts a probe entry (namespace
 // "ct-probe") and polls the age its hits report, every 20 ms for at most

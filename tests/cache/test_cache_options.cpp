@@ -366,22 +366,14 @@ void test_value_over_max_value_bytes(void **) {
     assert_int_equal(ct::stats_of(c, "b").too_large, 2);
 
     // get_or_load hands an oversized value back but does not store it.
-    struct Big {
-        std::string v;
-        int calls = 0;
-        static int run(cachekit_load *load, void *p) {
-            auto *self = static_cast<Big *>(p);
-            ++self->calls;
-            return cachekit_load_set_value(load, self->v.data(), self->v.size());
-        }
-    } loader{big};
+    ct::ValueLoader loader{big};
     cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
-    CT_OK(cachekit_cache_get_or_load(c, out.get(), &info, "b", "loaded", 6, CACHEKIT_TTL_DEFAULT, &Big::run, &loader));
+    CT_OK(cachekit_cache_get_or_load(c, out.get(), &info, "b", "loaded", 6, CACHEKIT_TTL_DEFAULT, &ct::ValueLoader::run, &loader));
     assert_true(out.str() == big);
     assert_int_equal(info.source, CACHEKIT_SOURCE_LOADED);
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(c, out.get(), nullptr, "b", "loaded", 6));
-    CT_OK(cachekit_cache_get_or_load(c, out.get(), &info, "b", "loaded", 6, CACHEKIT_TTL_DEFAULT, &Big::run, &loader));
-    assert_int_equal(loader.calls, 2);
+    CT_OK(cachekit_cache_get_or_load(c, out.get(), &info, "b", "loaded", 6, CACHEKIT_TTL_DEFAULT, &ct::ValueLoader::run, &loader));
+    assert_int_equal(loader.calls.load(), 2);
     cachekit_cache_stats s = ct::stats_of(c, "b");
     assert_int_equal(s.too_large, 4);
     assert_int_equal(s.stores, 1);

@@ -85,6 +85,66 @@ void test_oversized_bulk_refused_at_its_header(void **) {
     refused({ReplyShape::scalar()}, reply, "over the reply limit of 107", RespGuard::Refusal::TooBig, reply.size() - 1);
 }
 
+// Fed in three pieces cut at `a` and `b`: the verdict and reason of the
+// whole feed, and no reply left pending when it passes. Returns the verdict.
+bool same_in_three_pieces(std::initializer_list<ReplyShape> shapes, std::string_view bytes, uint64_t limit) {
+    RespGuard whole(limit);
+    for (const ReplyShape &s : shapes) whole.expect(s);
+    const bool verdict = whole.feed(bytes.data(), bytes.size());
+    for (size_t a = 0; a <= bytes.size(); ++a) {
+        for (size_t b = a; b <= bytes.size(); ++b) {
+            RespGuard g(limit);
+            for (const ReplyShape &s : shapes) g.expect(s);
+            bool ok = g.feed(bytes.data(), a);
+            ok = ok && g.feed(bytes.data() + a, b - a);
+            ok = ok && g.feed(bytes.data() + b, bytes.size() - b);
+            if (ok != verdict || g.why() != whole.why())
+                fail_msg("cut at %zu and %zu: %d \"%s\", whole: %d \"%s\"", a, b, int(ok), g.why().c_str(),
+                         int(verdict), whole.why().c_str());
+            if (ok) assert_int_equal(g.pending(), 0);
+        }
+    }
+    return verdict;
+}
+
+// A bulk body is skipped by its declared length, whatever it holds and
+// wherever the chunks end: bytes in it that look like RESP (lines, headers,
+// CRLF) are data, never structure.
+void test_bulk_bodies_split_at_every_boundary(void **) {
+    const std::string body = "*3\r\n$-1\r\n+OK\r\n:7\r\n" + std::string(20, 'v') + "\r\n";
+    const std::string bulk = "$" + std::to_string(body.size()) + "\r\n" + body + "\r\n";
+    const ReplyShape scalar = ReplyShape::scalar();
+    // GET + PTTL pipelined, and two values in a row.
+    assert_true(same_in_three_pieces({scalar, scalar}, bulk + ":1500\r\n", 1 << 20));
+    assert_true(same_in_three_pieces({scalar, scalar}, bulk + bulk, 1 << 20));
+    // MGET: values, a nil and an empty one.
+    assert_true(same_in_three_pieces({ReplyShape::array(3)}, "*3\r\n" + bulk + "$-1\r\n$0\r\n\r\n", 1 << 20));
+    // Exactly at the limit, split anywhere, still passes; a byte less does not.
+    assert_true(same_in_three_pieces({scalar}, bulk, bulk.size()));
+    assert_false(same_in_three_pieces({scalar}, bulk, bulk.size() - 1));
+    // A body one byte longer than declared: refused at that byte, however cut.
+    assert_false(same_in_three_pieces({scalar}, "$" + std::to_string(body.size()) + "\r\n" + body + "x\r\n", 1 << 20));
+    // A body cut short by the next reply's bytes is still body: the CRLF check comes at its declared end.
+    assert_true(same_in_three_pieces({scalar, scalar}, "$10\r\nabc\r\n:1\r\nx\r\n:2\r\n", 1 << 20));
+}
+
+// A declared bulk length past the limit is refused at its header, before
+// any body byte, in any chunking, up to the largest length RESP can state.
+void test_bulk_length_over_the_limit(void **) {
+    const ReplyShape scalar = ReplyShape::scalar();
+    refused({scalar}, "$9223372036854775807\r\n", "a bulk string of 9223372036854775807 bytes",
+            RespGuard::Refusal::TooBig, 100 << 20);
+    refused({scalar}, "$1025\r\n", "a bulk string of 1025 bytes, over the reply limit of 1024",
+            RespGuard::Refusal::TooBig, 1024);
+    // The header's own bytes count: 1018 + CRLF + "$1018\r\n" (7) passes a 1027-byte limit, not 1026.
+    assert_true(same_in_three_pieces({scalar}, "$1018\r\n" + std::string(1018, 'b') + "\r\n", 1027));
+    refused({scalar}, "$1018\r\n", "a bulk string of 1018 bytes", RespGuard::Refusal::TooBig, 1026);
+    // In an array, the budget left after the earlier elements.
+    refused({ReplyShape::array(2)}, "*2\r\n$500\r\n" + std::string(500, 'a') + "\r\n$500\r\n",
+            "a bulk string of 500 bytes", RespGuard::Refusal::TooBig, 1000);
+    assert_false(same_in_three_pieces({scalar}, "$2000000000\r\n", 100 << 20));
+}
+
 void test_total_reply_bytes_bounded(void **) {
     // Each MGET value fits; together they do not.
     std::string reply = "*3\r\n";
@@ -155,6 +215,8 @@ int main() {
         cmocka_unit_test(test_well_formed_replies_pass),
         cmocka_unit_test(test_partial_reply_is_pending),
         cmocka_unit_test(test_oversized_bulk_refused_at_its_header),
+        cmocka_unit_test(test_bulk_bodies_split_at_every_boundary),
+        cmocka_unit_test(test_bulk_length_over_the_limit),
         cmocka_unit_test(test_total_reply_bytes_bounded),
         cmocka_unit_test(test_arrays_the_command_cannot_answer),
         cmocka_unit_test(test_endless_lines_refused),

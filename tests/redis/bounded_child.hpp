@@ -1,10 +1,13 @@
-// Run a check in a forked child whose memory is bounded (in sanitizer
-// builds: in this process, unbounded), to prove a call
-// did not allocate what a hostile reply declared: the child's address space
-// is capped (RLIMIT_AS, VmSize + 256 MiB) unless a sanitizer or valgrind
-// owns the address space, and in every build its peak RSS (VmHWM) may grow
-// by at most 128 MiB. The check returns true on success; the child leaves
-// with _exit (the parent's objects are not its own).
+// Forked children with a capped address space, to prove a call did not
+// allocate what hostile input declared (tests/redis, tests/unit, tests/limits):
+//   - run_in_child(body): body's return value as the child's exit status;
+//   - cap_address_space(headroom): RLIMIT_AS at what is mapped + headroom;
+//   - run_bounded(check): the Redis limit tests' form. The child's address
+//     space is capped (VmSize + 256 MiB) unless a sanitizer or valgrind owns
+//     the address space, and in every build its peak RSS (VmHWM) may grow by
+//     at most 128 MiB. In sanitizer builds the check runs in this process,
+//     unbounded. The check returns true on success.
+// A child leaves with _exit (the parent's objects are not its own).
 #pragma once
 
 #include <sys/resource.h>
@@ -67,18 +70,35 @@ inline bool address_space_is_owned() {
 #endif
 }
 
-// The child's exit status: 0 when `check` passed within the bounds.
-inline int run_bounded(const std::function<bool()> &check) {
-    constexpr unsigned long long kGrowth = 128ULL << 20;
-    if constexpr (kSanitized) return check() ? 0 : 1;
+// Runs `body` in a forked child. Returns the child's exit status (body's
+// return value), 128 + the signal that killed it, or -1 if fork failed.
+inline int run_in_child(const std::function<int()> &body) {
     std::fflush(nullptr);
     pid_t pid = fork();
     if (pid == 0) {
-        if (!address_space_is_owned()) {
-            rlimit lim{};
-            lim.rlim_cur = lim.rlim_max = proc_status_bytes("VmSize") + (256ULL << 20);
-            setrlimit(RLIMIT_AS, &lim);
-        }
+        const int rc = body();
+        std::fflush(nullptr);
+        _exit(rc);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Caps this process's address space at what it maps now plus `headroom`
+// bytes; false if the kernel refused.
+inline bool cap_address_space(unsigned long long headroom) {
+    rlimit lim{};
+    lim.rlim_cur = lim.rlim_max = proc_status_bytes("VmSize") + headroom;
+    return setrlimit(RLIMIT_AS, &lim) == 0;
+}
+
+// 0 when `check` passed within the bounds.
+inline int run_bounded(const std::function<bool()> &check) {
+    constexpr unsigned long long kGrowth = 128ULL << 20;
+    if constexpr (kSanitized) return check() ? 0 : 1;
+    return run_in_child([&] {
+        if (!address_space_is_owned()) cap_address_space(256ULL << 20);
         const unsigned long long before = proc_status_bytes("VmHWM");
         bool ok = check();
         const unsigned long long peak = proc_status_bytes("VmHWM");
@@ -86,12 +106,8 @@ inline int run_bounded(const std::function<bool()> &check) {
             std::fprintf(stderr, "peak RSS grew by %llu MiB\n", (peak - before) >> 20);
             ok = false;
         }
-        std::fflush(nullptr);
-        _exit(ok ? 0 : 1);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return ok ? 0 : 1;
+    });
 }
 
 }  // namespace cachekit::testing

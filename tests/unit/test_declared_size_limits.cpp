@@ -5,10 +5,6 @@
 // the entry, unlike Corrupt and Tampered); the same for the interop/v2
 // container and for uncompressed payloads. An address-space cap in a forked
 // child proves that no 500 MB allocation happens.
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -23,6 +19,7 @@
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 #include "hostile_envelope.hpp"
+#include "../redis/bounded_child.hpp"
 
 #include "../l1/cmocka_cpp.hpp"  // last: it defines a fail() macro
 
@@ -136,45 +133,19 @@ void test_container_v2_over_the_limit_is_etoobig(void **) {
     }
 }
 
-bool under_sanitizer() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-    return true;
-#endif
-#endif
-    return false;
-}
-
-// Bytes of address space mapped now (/proc/self/statm's first field).
-uint64_t mapped_bytes() {
-    unsigned long pages = 0;
-    FILE *f = std::fopen("/proc/self/statm", "r");
-    if (f) {
-        if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
-        std::fclose(f);
-    }
-    return uint64_t(pages) * uint64_t(sysconf(_SC_PAGESIZE));
-}
-
 // In a child capped at what is mapped plus 256 MiB: the refusal must come
 // without the 500 MB allocation; the same read with the 512 MiB limit must
 // fail to allocate (the cap is real).
 void test_no_large_allocation_under_an_address_space_cap(void **) {
-    if (under_sanitizer()) skip();  // sanitizers reserve huge shadow memory: a cap means nothing there
+    if (cachekit::testing::kSanitized) skip();  // sanitizers reserve huge shadow memory: a cap means nothing there
     const std::string env = hostile::envelope_declaring(kDeclared);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        struct rlimit cap;
-        cap.rlim_cur = cap.rlim_max = mapped_bytes() + (256u << 20);
-        if (setrlimit(RLIMIT_AS, &cap) != 0) _exit(5);
+    const int status = cachekit::testing::run_in_child([&] {
+        if (!cachekit::testing::cap_address_space(256u << 20)) return 5;
         ValueFormat fmt;
         fmt.max_payload_bytes = kLimit;
         Buffer payload;
         std::string why;
-        if (cachekit::cache::decode_stored(fmt, kKey, env, payload.get(), &why) != Verdict::TooLarge) _exit(2);
+        if (cachekit::cache::decode_stored(fmt, kKey, env, payload.get(), &why) != Verdict::TooLarge) return 2;
         fmt.max_payload_bytes = cachekit::envelope::kMaxSize;
         bool capped = false;
         try {
@@ -182,14 +153,11 @@ void test_no_large_allocation_under_an_address_space_cap(void **) {
         } catch (const std::bad_alloc &) {
             capped = true;
         }
-        _exit(capped ? 0 : 3);  // 3: the control read allocated 500 MB under the cap
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
+        return capped ? 0 : 3;  // 3: the control read allocated 500 MB under the cap
+    });
     // 3: the cap did not stop the control (e.g. overcommit tricks): inconclusive, not a library failure.
-    if (WEXITSTATUS(status) == 3) skip();
-    assert_int_equal(WEXITSTATUS(status), 0);
+    if (status == 3) skip();
+    assert_int_equal(status, 0);
 }
 
 }  // namespace
