@@ -354,6 +354,7 @@ extern "C" {
     pub fn cachekit_cache_new(out: *mut *mut cachekit_cache, opts: *const cachekit_cache_options) -> c_int;
     pub fn cachekit_cache_free(cache: *mut cachekit_cache);
     pub fn cachekit_cache_get(cache: *mut cachekit_cache, out: *mut cachekit_buf, info: *mut cachekit_lookup, ns: *const c_char, key: *const c_void, key_len: usize) -> c_int;
+    pub fn cachekit_cache_peek(cache: *mut cachekit_cache, out: *mut cachekit_buf, info: *mut cachekit_lookup, ns: *const c_char, key: *const c_void, key_len: usize) -> c_int;
     pub fn cachekit_cache_put(cache: *mut cachekit_cache, ns: *const c_char, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64) -> c_int;
     pub fn cachekit_load_set_value(load: *mut cachekit_load, value: *const c_void, value_len: usize) -> c_int;
     pub fn cachekit_load_set_ttl(load: *mut cachekit_load, ttl_seconds: f64) -> c_int;
@@ -420,6 +421,7 @@ extern "C" {
     pub fn cachekit_cache_options_init_ex(opts: *mut cachekit_cache_options, struct_size: usize, err: *mut cachekit_error) -> c_int;
     pub fn cachekit_cache_new_ex(out: *mut *mut cachekit_cache, opts: *const cachekit_cache_options, err: *mut cachekit_error) -> c_int;
     pub fn cachekit_cache_get_ex(cache: *mut cachekit_cache, out: *mut cachekit_buf, info: *mut cachekit_lookup, ns: *const c_char, key: *const c_void, key_len: usize, err: *mut cachekit_error) -> c_int;
+    pub fn cachekit_cache_peek_ex(cache: *mut cachekit_cache, out: *mut cachekit_buf, info: *mut cachekit_lookup, ns: *const c_char, key: *const c_void, key_len: usize, err: *mut cachekit_error) -> c_int;
     pub fn cachekit_cache_put_ex(cache: *mut cachekit_cache, ns: *const c_char, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64, err: *mut cachekit_error) -> c_int;
     pub fn cachekit_load_set_value_ex(load: *mut cachekit_load, value: *const c_void, value_len: usize, err: *mut cachekit_error) -> c_int;
     pub fn cachekit_load_set_ttl_ex(load: *mut cachekit_load, ttl_seconds: f64, err: *mut cachekit_error) -> c_int;
