@@ -101,7 +101,13 @@ macro_rules! opaque {
         }
     )*};
 }
-opaque!(cachekit_keyring, cachekit_backend, cachekit_cache, cachekit_load, cachekit_l1);
+opaque!(
+    cachekit_keyring,
+    cachekit_backend,
+    cachekit_cache,
+    cachekit_load,
+    cachekit_l1
+);
 
 // ---- Structs (checked by tests/layout.rs) ----
 #[repr(C)]
@@ -133,7 +139,11 @@ pub struct cachekit_buf {
 
 impl cachekit_buf {
     /// CACHEKIT_BUF_INIT.
-    pub const INIT: cachekit_buf = cachekit_buf { ptr: core::ptr::null_mut(), size: 0, capacity: 0 };
+    pub const INIT: cachekit_buf = cachekit_buf {
+        ptr: core::ptr::null_mut(),
+        size: 0,
+        capacity: 0,
+    };
 }
 
 #[repr(C)]
@@ -308,140 +318,783 @@ extern "C" {
     pub fn cachekit_buf_reserve(buf: *mut cachekit_buf, capacity: usize) -> c_int;
     pub fn cachekit_free(ptr: *mut c_void);
     pub fn cachekit_msgpack_check(data: *const c_void, len: usize, max_depth: u32) -> c_int;
-    pub fn cachekit_msgpack_canonical(out: *mut cachekit_buf, data: *const c_void, len: usize, profile: c_int) -> c_int;
+    pub fn cachekit_msgpack_canonical(out: *mut cachekit_buf, data: *const c_void, len: usize, profile: c_int)
+        -> c_int;
     pub fn cachekit_msgpack_to_json(out: *mut cachekit_buf, data: *const c_void, len: usize) -> c_int;
     pub fn cachekit_serializer_code(out: *mut cachekit_buf, identity: *const c_char) -> c_int;
-    pub fn cachekit_key_auto(out: *mut cachekit_buf, ns: *const c_char, module: *const c_char, qualname: *const c_char, args: *const c_void, args_len: usize, integrity: c_int, serializer: *const c_char) -> c_int;
-    pub fn cachekit_key_interop(out: *mut cachekit_buf, canonical: *mut cachekit_buf, ns: *const c_char, operation: *const c_char, args: *const c_void, args_len: usize) -> c_int;
-    pub fn cachekit_envelope_wrap(out: *mut cachekit_buf, data: *const c_void, len: usize, format: *const c_char) -> c_int;
-    pub fn cachekit_envelope_unwrap(out: *mut cachekit_buf, format: *mut cachekit_buf, envelope: *const c_void, len: usize) -> c_int;
-    pub fn cachekit_frame_encode(out: *mut cachekit_buf, serializer: *const c_char, metadata_json: *const c_char, payload: *const c_void, payload_len: usize) -> c_int;
-    pub fn cachekit_frame_decode(serializer: *mut cachekit_buf, metadata_json: *mut cachekit_buf, payload_offset: *mut usize, frame: *const c_void, len: usize) -> c_int;
-    pub fn cachekit_container_v2_wrap(out: *mut cachekit_buf, value: *const c_void, len: usize, method: c_int) -> c_int;
+    pub fn cachekit_key_auto(
+        out: *mut cachekit_buf,
+        ns: *const c_char,
+        module: *const c_char,
+        qualname: *const c_char,
+        args: *const c_void,
+        args_len: usize,
+        integrity: c_int,
+        serializer: *const c_char,
+    ) -> c_int;
+    pub fn cachekit_key_interop(
+        out: *mut cachekit_buf,
+        canonical: *mut cachekit_buf,
+        ns: *const c_char,
+        operation: *const c_char,
+        args: *const c_void,
+        args_len: usize,
+    ) -> c_int;
+    pub fn cachekit_envelope_wrap(
+        out: *mut cachekit_buf,
+        data: *const c_void,
+        len: usize,
+        format: *const c_char,
+    ) -> c_int;
+    pub fn cachekit_envelope_unwrap(
+        out: *mut cachekit_buf,
+        format: *mut cachekit_buf,
+        envelope: *const c_void,
+        len: usize,
+    ) -> c_int;
+    pub fn cachekit_frame_encode(
+        out: *mut cachekit_buf,
+        serializer: *const c_char,
+        metadata_json: *const c_char,
+        payload: *const c_void,
+        payload_len: usize,
+    ) -> c_int;
+    pub fn cachekit_frame_decode(
+        serializer: *mut cachekit_buf,
+        metadata_json: *mut cachekit_buf,
+        payload_offset: *mut usize,
+        frame: *const c_void,
+        len: usize,
+    ) -> c_int;
+    pub fn cachekit_container_v2_wrap(out: *mut cachekit_buf, value: *const c_void, len: usize, method: c_int)
+        -> c_int;
     pub fn cachekit_container_v2_unwrap(out: *mut cachekit_buf, container: *const c_void, len: usize) -> c_int;
     pub fn cachekit_crypto_available() -> c_int;
     pub fn cachekit_master_key_from_hex(out: *mut u8, hex: *const c_char, len: usize) -> c_int;
-    pub fn cachekit_crypto_derive(out: *mut cachekit_derived_keys, master_key: *const c_void, master_key_len: usize, tenant: *const c_char) -> c_int;
-    pub fn cachekit_crypto_aad(out: *mut cachekit_buf, tenant: *const c_char, cache_key: *const c_char, format: *const c_char, compressed: c_int, original_type: *const c_char) -> c_int;
-    pub fn cachekit_crypto_encrypt(out: *mut cachekit_buf, key: *const u8, aad: *const c_void, aad_len: usize, plaintext: *const c_void, plaintext_len: usize, nonce: *const u8) -> c_int;
-    pub fn cachekit_crypto_decrypt(out: *mut cachekit_buf, key: *const u8, aad: *const c_void, aad_len: usize, ciphertext: *const c_void, ciphertext_len: usize) -> c_int;
-    pub fn cachekit_keyring_new(out: *mut *mut cachekit_keyring, current_hex: *const c_char, previous_hex: *const c_char) -> c_int;
-    pub fn cachekit_keyring_new_raw(out: *mut *mut cachekit_keyring, current: *const c_void, current_len: usize, previous: *const c_void, previous_count: usize) -> c_int;
+    pub fn cachekit_crypto_derive(
+        out: *mut cachekit_derived_keys,
+        master_key: *const c_void,
+        master_key_len: usize,
+        tenant: *const c_char,
+    ) -> c_int;
+    pub fn cachekit_crypto_aad(
+        out: *mut cachekit_buf,
+        tenant: *const c_char,
+        cache_key: *const c_char,
+        format: *const c_char,
+        compressed: c_int,
+        original_type: *const c_char,
+    ) -> c_int;
+    pub fn cachekit_crypto_encrypt(
+        out: *mut cachekit_buf,
+        key: *const u8,
+        aad: *const c_void,
+        aad_len: usize,
+        plaintext: *const c_void,
+        plaintext_len: usize,
+        nonce: *const u8,
+    ) -> c_int;
+    pub fn cachekit_crypto_decrypt(
+        out: *mut cachekit_buf,
+        key: *const u8,
+        aad: *const c_void,
+        aad_len: usize,
+        ciphertext: *const c_void,
+        ciphertext_len: usize,
+    ) -> c_int;
+    pub fn cachekit_keyring_new(
+        out: *mut *mut cachekit_keyring,
+        current_hex: *const c_char,
+        previous_hex: *const c_char,
+    ) -> c_int;
+    pub fn cachekit_keyring_new_raw(
+        out: *mut *mut cachekit_keyring,
+        current: *const c_void,
+        current_len: usize,
+        previous: *const c_void,
+        previous_count: usize,
+    ) -> c_int;
     pub fn cachekit_keyring_free(keyring: *mut cachekit_keyring);
-    pub fn cachekit_keyring_fingerprint(keyring: *const cachekit_keyring, out: *mut u8, tenant: *const c_char) -> c_int;
-    pub fn cachekit_keyring_encrypt(keyring: *const cachekit_keyring, out: *mut cachekit_buf, tenant: *const c_char, aad: *const c_void, aad_len: usize, plaintext: *const c_void, plaintext_len: usize) -> c_int;
-    pub fn cachekit_keyring_decrypt(keyring: *const cachekit_keyring, out: *mut cachekit_buf, key_index: *mut c_int, tenant: *const c_char, fingerprint: *const u8, aad: *const c_void, aad_len: usize, ciphertext: *const c_void, ciphertext_len: usize) -> c_int;
-    pub fn cachekit_inspect(out_json: *mut cachekit_buf, data: *const c_void, len: usize, keyring: *const cachekit_keyring, tenant: *const c_char, cache_key: *const c_char) -> c_int;
+    pub fn cachekit_keyring_fingerprint(keyring: *const cachekit_keyring, out: *mut u8, tenant: *const c_char)
+        -> c_int;
+    pub fn cachekit_keyring_encrypt(
+        keyring: *const cachekit_keyring,
+        out: *mut cachekit_buf,
+        tenant: *const c_char,
+        aad: *const c_void,
+        aad_len: usize,
+        plaintext: *const c_void,
+        plaintext_len: usize,
+    ) -> c_int;
+    pub fn cachekit_keyring_decrypt(
+        keyring: *const cachekit_keyring,
+        out: *mut cachekit_buf,
+        key_index: *mut c_int,
+        tenant: *const c_char,
+        fingerprint: *const u8,
+        aad: *const c_void,
+        aad_len: usize,
+        ciphertext: *const c_void,
+        ciphertext_len: usize,
+    ) -> c_int;
+    pub fn cachekit_inspect(
+        out_json: *mut cachekit_buf,
+        data: *const c_void,
+        len: usize,
+        keyring: *const cachekit_keyring,
+        tenant: *const c_char,
+        cache_key: *const c_char,
+    ) -> c_int;
     pub fn cachekit_backend_options_init(opts: *mut cachekit_backend_options, struct_size: usize) -> c_int;
-    pub fn cachekit_backend_open(out: *mut *mut cachekit_backend, url: *const c_char, opts: *const cachekit_backend_options) -> c_int;
+    pub fn cachekit_backend_open(
+        out: *mut *mut cachekit_backend,
+        url: *const c_char,
+        opts: *const cachekit_backend_options,
+    ) -> c_int;
     pub fn cachekit_backend_free(backend: *mut cachekit_backend);
     pub fn cachekit_backend_kind(backend: *const cachekit_backend) -> *const c_char;
-    pub fn cachekit_backend_get(backend: *mut cachekit_backend, out: *mut cachekit_buf, key: *const c_void, key_len: usize) -> c_int;
-    pub fn cachekit_backend_set(backend: *mut cachekit_backend, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64) -> c_int;
+    pub fn cachekit_backend_get(
+        backend: *mut cachekit_backend,
+        out: *mut cachekit_buf,
+        key: *const c_void,
+        key_len: usize,
+    ) -> c_int;
+    pub fn cachekit_backend_set(
+        backend: *mut cachekit_backend,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+    ) -> c_int;
     pub fn cachekit_backend_delete(backend: *mut cachekit_backend, key: *const c_void, key_len: usize) -> c_int;
     pub fn cachekit_backend_exists(backend: *mut cachekit_backend, key: *const c_void, key_len: usize) -> c_int;
-    pub fn cachekit_backend_ttl(backend: *mut cachekit_backend, ttl_seconds: *mut f64, key: *const c_void, key_len: usize) -> c_int;
-    pub fn cachekit_backend_get_many(backend: *mut cachekit_backend, outs: *mut cachekit_buf, results: *mut c_int, keys: *const *const c_void, key_lens: *const usize, count: usize) -> c_int;
-    pub fn cachekit_backend_set_many(backend: *mut cachekit_backend, keys: *const *const c_void, key_lens: *const usize, values: *const *const c_void, value_lens: *const usize, count: usize, ttl_seconds: f64) -> c_int;
-    pub fn cachekit_backend_get_many_packed(backend: *mut cachekit_backend, values_out: *mut cachekit_buf, value_offsets: *mut usize, results: *mut c_int, keys: *const c_void, key_offsets: *const usize, count: usize) -> c_int;
-    pub fn cachekit_backend_set_many_packed(backend: *mut cachekit_backend, keys: *const c_void, key_offsets: *const usize, values: *const c_void, value_offsets: *const usize, count: usize, ttl_seconds: f64) -> c_int;
-    pub fn cachekit_backend_clear(backend: *mut cachekit_backend, deleted: *mut u64, prefix: *const c_void, prefix_len: usize) -> c_int;
-    pub fn cachekit_backend_lock(backend: *mut cachekit_backend, token: *mut cachekit_buf, key: *const c_void, key_len: usize, hold_ms: u32) -> c_int;
-    pub fn cachekit_backend_unlock(backend: *mut cachekit_backend, key: *const c_void, key_len: usize, token: *const c_void, token_len: usize) -> c_int;
+    pub fn cachekit_backend_ttl(
+        backend: *mut cachekit_backend,
+        ttl_seconds: *mut f64,
+        key: *const c_void,
+        key_len: usize,
+    ) -> c_int;
+    pub fn cachekit_backend_get_many(
+        backend: *mut cachekit_backend,
+        outs: *mut cachekit_buf,
+        results: *mut c_int,
+        keys: *const *const c_void,
+        key_lens: *const usize,
+        count: usize,
+    ) -> c_int;
+    pub fn cachekit_backend_set_many(
+        backend: *mut cachekit_backend,
+        keys: *const *const c_void,
+        key_lens: *const usize,
+        values: *const *const c_void,
+        value_lens: *const usize,
+        count: usize,
+        ttl_seconds: f64,
+    ) -> c_int;
+    pub fn cachekit_backend_get_many_packed(
+        backend: *mut cachekit_backend,
+        values_out: *mut cachekit_buf,
+        value_offsets: *mut usize,
+        results: *mut c_int,
+        keys: *const c_void,
+        key_offsets: *const usize,
+        count: usize,
+    ) -> c_int;
+    pub fn cachekit_backend_set_many_packed(
+        backend: *mut cachekit_backend,
+        keys: *const c_void,
+        key_offsets: *const usize,
+        values: *const c_void,
+        value_offsets: *const usize,
+        count: usize,
+        ttl_seconds: f64,
+    ) -> c_int;
+    pub fn cachekit_backend_clear(
+        backend: *mut cachekit_backend,
+        deleted: *mut u64,
+        prefix: *const c_void,
+        prefix_len: usize,
+    ) -> c_int;
+    pub fn cachekit_backend_lock(
+        backend: *mut cachekit_backend,
+        token: *mut cachekit_buf,
+        key: *const c_void,
+        key_len: usize,
+        hold_ms: u32,
+    ) -> c_int;
+    pub fn cachekit_backend_unlock(
+        backend: *mut cachekit_backend,
+        key: *const c_void,
+        key_len: usize,
+        token: *const c_void,
+        token_len: usize,
+    ) -> c_int;
     pub fn cachekit_backend_health(backend: *mut cachekit_backend, latency_ms: *mut f64) -> c_int;
     pub fn cachekit_backend_stats_get(backend: *mut cachekit_backend, out: *mut cachekit_backend_stats) -> c_int;
     pub fn cachekit_cache_options_init(opts: *mut cachekit_cache_options, struct_size: usize) -> c_int;
     pub fn cachekit_cache_new(out: *mut *mut cachekit_cache, opts: *const cachekit_cache_options) -> c_int;
     pub fn cachekit_cache_free(cache: *mut cachekit_cache);
-    pub fn cachekit_cache_get(cache: *mut cachekit_cache, out: *mut cachekit_buf, info: *mut cachekit_lookup, ns: *const c_char, key: *const c_void, key_len: usize) -> c_int;
-    pub fn cachekit_cache_peek(cache: *mut cachekit_cache, out: *mut cachekit_buf, info: *mut cachekit_lookup, ns: *const c_char, key: *const c_void, key_len: usize) -> c_int;
-    pub fn cachekit_cache_put(cache: *mut cachekit_cache, ns: *const c_char, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64) -> c_int;
+    pub fn cachekit_cache_get(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_buf,
+        info: *mut cachekit_lookup,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+    ) -> c_int;
+    pub fn cachekit_cache_peek(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_buf,
+        info: *mut cachekit_lookup,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+    ) -> c_int;
+    pub fn cachekit_cache_put(
+        cache: *mut cachekit_cache,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+    ) -> c_int;
     pub fn cachekit_load_set_value(load: *mut cachekit_load, value: *const c_void, value_len: usize) -> c_int;
     pub fn cachekit_load_set_ttl(load: *mut cachekit_load, ttl_seconds: f64) -> c_int;
     pub fn cachekit_load_set_error(load: *mut cachekit_load, message: *const c_char) -> c_int;
-    pub fn cachekit_cache_get_or_load(cache: *mut cachekit_cache, out: *mut cachekit_buf, info: *mut cachekit_lookup, ns: *const c_char, key: *const c_void, key_len: usize, ttl_seconds: f64, loader: cachekit_loader, payload: *mut c_void) -> c_int;
-    pub fn cachekit_cache_put_refresh(cache: *mut cachekit_cache, ns: *const c_char, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64, refresh_claim: u64) -> c_int;
-    pub fn cachekit_cache_abandon_refresh(cache: *mut cachekit_cache, key: *const c_void, key_len: usize, refresh_claim: u64) -> c_int;
-    pub fn cachekit_cache_invalidate(cache: *mut cachekit_cache, ns: *const c_char, key: *const c_void, key_len: usize) -> c_int;
+    pub fn cachekit_cache_get_or_load(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_buf,
+        info: *mut cachekit_lookup,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+        ttl_seconds: f64,
+        loader: cachekit_loader,
+        payload: *mut c_void,
+    ) -> c_int;
+    pub fn cachekit_cache_put_refresh(
+        cache: *mut cachekit_cache,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+        refresh_claim: u64,
+    ) -> c_int;
+    pub fn cachekit_cache_abandon_refresh(
+        cache: *mut cachekit_cache,
+        key: *const c_void,
+        key_len: usize,
+        refresh_claim: u64,
+    ) -> c_int;
+    pub fn cachekit_cache_invalidate(
+        cache: *mut cachekit_cache,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+    ) -> c_int;
     pub fn cachekit_cache_invalidate_namespace(cache: *mut cachekit_cache, ns: *const c_char) -> c_int;
     pub fn cachekit_cache_clear(cache: *mut cachekit_cache) -> c_int;
-    pub fn cachekit_cache_stats_get(cache: *mut cachekit_cache, out: *mut cachekit_cache_stats, ns: *const c_char) -> c_int;
+    pub fn cachekit_cache_stats_get(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_cache_stats,
+        ns: *const c_char,
+    ) -> c_int;
     pub fn cachekit_cache_metrics_text(cache: *mut cachekit_cache, out: *mut cachekit_buf) -> c_int;
     pub fn cachekit_l1_options_init(opts: *mut cachekit_l1_options, struct_size: usize) -> c_int;
     pub fn cachekit_l1_new(out: *mut *mut cachekit_l1, opts: *const cachekit_l1_options) -> c_int;
     pub fn cachekit_l1_free(l1: *mut cachekit_l1);
     pub fn cachekit_l1_get(l1: *mut cachekit_l1, out: *mut cachekit_buf, key: *const c_void, key_len: usize) -> c_int;
-    pub fn cachekit_l1_put(l1: *mut cachekit_l1, ns: *const c_void, ns_len: usize, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64) -> c_int;
+    pub fn cachekit_l1_put(
+        l1: *mut cachekit_l1,
+        ns: *const c_void,
+        ns_len: usize,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+    ) -> c_int;
     pub fn cachekit_l1_begin_fill(l1: *mut cachekit_l1, ticket: *mut u64) -> c_int;
-    pub fn cachekit_l1_put_filled(l1: *mut cachekit_l1, ns: *const c_void, ns_len: usize, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64, ticket: u64, stored: *mut c_int) -> c_int;
+    pub fn cachekit_l1_put_filled(
+        l1: *mut cachekit_l1,
+        ns: *const c_void,
+        ns_len: usize,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+        ticket: u64,
+        stored: *mut c_int,
+    ) -> c_int;
     pub fn cachekit_l1_invalidate(l1: *mut cachekit_l1, key: *const c_void, key_len: usize) -> c_int;
     pub fn cachekit_l1_invalidate_namespace(l1: *mut cachekit_l1, ns: *const c_void, ns_len: usize) -> c_int;
     pub fn cachekit_l1_clear(l1: *mut cachekit_l1) -> c_int;
     pub fn cachekit_l1_stats(l1: *mut cachekit_l1, out: *mut cachekit_l1_counters) -> c_int;
     pub fn cachekit_buf_reserve_ex(buf: *mut cachekit_buf, capacity: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_msgpack_check_ex(data: *const c_void, len: usize, max_depth: u32, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_msgpack_canonical_ex(out: *mut cachekit_buf, data: *const c_void, len: usize, profile: c_int, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_msgpack_to_json_ex(out: *mut cachekit_buf, data: *const c_void, len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_serializer_code_ex(out: *mut cachekit_buf, identity: *const c_char, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_key_auto_ex(out: *mut cachekit_buf, ns: *const c_char, module: *const c_char, qualname: *const c_char, args: *const c_void, args_len: usize, integrity: c_int, serializer: *const c_char, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_key_interop_ex(out: *mut cachekit_buf, canonical: *mut cachekit_buf, ns: *const c_char, operation: *const c_char, args: *const c_void, args_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_envelope_wrap_ex(out: *mut cachekit_buf, data: *const c_void, len: usize, format: *const c_char, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_envelope_unwrap_ex(out: *mut cachekit_buf, format: *mut cachekit_buf, envelope: *const c_void, len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_frame_encode_ex(out: *mut cachekit_buf, serializer: *const c_char, metadata_json: *const c_char, payload: *const c_void, payload_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_frame_decode_ex(serializer: *mut cachekit_buf, metadata_json: *mut cachekit_buf, payload_offset: *mut usize, frame: *const c_void, len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_container_v2_wrap_ex(out: *mut cachekit_buf, value: *const c_void, len: usize, method: c_int, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_container_v2_unwrap_ex(out: *mut cachekit_buf, container: *const c_void, len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_master_key_from_hex_ex(out: *mut u8, hex: *const c_char, len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_crypto_derive_ex(out: *mut cachekit_derived_keys, master_key: *const c_void, master_key_len: usize, tenant: *const c_char, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_crypto_aad_ex(out: *mut cachekit_buf, tenant: *const c_char, cache_key: *const c_char, format: *const c_char, compressed: c_int, original_type: *const c_char, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_crypto_encrypt_ex(out: *mut cachekit_buf, key: *const u8, aad: *const c_void, aad_len: usize, plaintext: *const c_void, plaintext_len: usize, nonce: *const u8, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_crypto_decrypt_ex(out: *mut cachekit_buf, key: *const u8, aad: *const c_void, aad_len: usize, ciphertext: *const c_void, ciphertext_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_keyring_new_ex(out: *mut *mut cachekit_keyring, current_hex: *const c_char, previous_hex: *const c_char, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_keyring_new_raw_ex(out: *mut *mut cachekit_keyring, current: *const c_void, current_len: usize, previous: *const c_void, previous_count: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_keyring_fingerprint_ex(keyring: *const cachekit_keyring, out: *mut u8, tenant: *const c_char, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_keyring_encrypt_ex(keyring: *const cachekit_keyring, out: *mut cachekit_buf, tenant: *const c_char, aad: *const c_void, aad_len: usize, plaintext: *const c_void, plaintext_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_keyring_decrypt_ex(keyring: *const cachekit_keyring, out: *mut cachekit_buf, key_index: *mut c_int, tenant: *const c_char, fingerprint: *const u8, aad: *const c_void, aad_len: usize, ciphertext: *const c_void, ciphertext_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_inspect_ex(out_json: *mut cachekit_buf, data: *const c_void, len: usize, keyring: *const cachekit_keyring, tenant: *const c_char, cache_key: *const c_char, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_options_init_ex(opts: *mut cachekit_backend_options, struct_size: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_open_ex(out: *mut *mut cachekit_backend, url: *const c_char, opts: *const cachekit_backend_options, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_get_ex(backend: *mut cachekit_backend, out: *mut cachekit_buf, key: *const c_void, key_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_set_ex(backend: *mut cachekit_backend, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_delete_ex(backend: *mut cachekit_backend, key: *const c_void, key_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_exists_ex(backend: *mut cachekit_backend, key: *const c_void, key_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_ttl_ex(backend: *mut cachekit_backend, ttl_seconds: *mut f64, key: *const c_void, key_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_get_many_ex(backend: *mut cachekit_backend, outs: *mut cachekit_buf, results: *mut c_int, keys: *const *const c_void, key_lens: *const usize, count: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_set_many_ex(backend: *mut cachekit_backend, keys: *const *const c_void, key_lens: *const usize, values: *const *const c_void, value_lens: *const usize, count: usize, ttl_seconds: f64, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_get_many_packed_ex(backend: *mut cachekit_backend, values_out: *mut cachekit_buf, value_offsets: *mut usize, results: *mut c_int, keys: *const c_void, key_offsets: *const usize, count: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_set_many_packed_ex(backend: *mut cachekit_backend, keys: *const c_void, key_offsets: *const usize, values: *const c_void, value_offsets: *const usize, count: usize, ttl_seconds: f64, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_clear_ex(backend: *mut cachekit_backend, deleted: *mut u64, prefix: *const c_void, prefix_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_lock_ex(backend: *mut cachekit_backend, token: *mut cachekit_buf, key: *const c_void, key_len: usize, hold_ms: u32, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_unlock_ex(backend: *mut cachekit_backend, key: *const c_void, key_len: usize, token: *const c_void, token_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_health_ex(backend: *mut cachekit_backend, latency_ms: *mut f64, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_backend_stats_get_ex(backend: *mut cachekit_backend, out: *mut cachekit_backend_stats, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_options_init_ex(opts: *mut cachekit_cache_options, struct_size: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_new_ex(out: *mut *mut cachekit_cache, opts: *const cachekit_cache_options, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_get_ex(cache: *mut cachekit_cache, out: *mut cachekit_buf, info: *mut cachekit_lookup, ns: *const c_char, key: *const c_void, key_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_peek_ex(cache: *mut cachekit_cache, out: *mut cachekit_buf, info: *mut cachekit_lookup, ns: *const c_char, key: *const c_void, key_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_put_ex(cache: *mut cachekit_cache, ns: *const c_char, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_load_set_value_ex(load: *mut cachekit_load, value: *const c_void, value_len: usize, err: *mut cachekit_error) -> c_int;
+    pub fn cachekit_msgpack_check_ex(
+        data: *const c_void,
+        len: usize,
+        max_depth: u32,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_msgpack_canonical_ex(
+        out: *mut cachekit_buf,
+        data: *const c_void,
+        len: usize,
+        profile: c_int,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_msgpack_to_json_ex(
+        out: *mut cachekit_buf,
+        data: *const c_void,
+        len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_serializer_code_ex(
+        out: *mut cachekit_buf,
+        identity: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_key_auto_ex(
+        out: *mut cachekit_buf,
+        ns: *const c_char,
+        module: *const c_char,
+        qualname: *const c_char,
+        args: *const c_void,
+        args_len: usize,
+        integrity: c_int,
+        serializer: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_key_interop_ex(
+        out: *mut cachekit_buf,
+        canonical: *mut cachekit_buf,
+        ns: *const c_char,
+        operation: *const c_char,
+        args: *const c_void,
+        args_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_envelope_wrap_ex(
+        out: *mut cachekit_buf,
+        data: *const c_void,
+        len: usize,
+        format: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_envelope_unwrap_ex(
+        out: *mut cachekit_buf,
+        format: *mut cachekit_buf,
+        envelope: *const c_void,
+        len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_frame_encode_ex(
+        out: *mut cachekit_buf,
+        serializer: *const c_char,
+        metadata_json: *const c_char,
+        payload: *const c_void,
+        payload_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_frame_decode_ex(
+        serializer: *mut cachekit_buf,
+        metadata_json: *mut cachekit_buf,
+        payload_offset: *mut usize,
+        frame: *const c_void,
+        len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_container_v2_wrap_ex(
+        out: *mut cachekit_buf,
+        value: *const c_void,
+        len: usize,
+        method: c_int,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_container_v2_unwrap_ex(
+        out: *mut cachekit_buf,
+        container: *const c_void,
+        len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_master_key_from_hex_ex(
+        out: *mut u8,
+        hex: *const c_char,
+        len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_crypto_derive_ex(
+        out: *mut cachekit_derived_keys,
+        master_key: *const c_void,
+        master_key_len: usize,
+        tenant: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_crypto_aad_ex(
+        out: *mut cachekit_buf,
+        tenant: *const c_char,
+        cache_key: *const c_char,
+        format: *const c_char,
+        compressed: c_int,
+        original_type: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_crypto_encrypt_ex(
+        out: *mut cachekit_buf,
+        key: *const u8,
+        aad: *const c_void,
+        aad_len: usize,
+        plaintext: *const c_void,
+        plaintext_len: usize,
+        nonce: *const u8,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_crypto_decrypt_ex(
+        out: *mut cachekit_buf,
+        key: *const u8,
+        aad: *const c_void,
+        aad_len: usize,
+        ciphertext: *const c_void,
+        ciphertext_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_keyring_new_ex(
+        out: *mut *mut cachekit_keyring,
+        current_hex: *const c_char,
+        previous_hex: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_keyring_new_raw_ex(
+        out: *mut *mut cachekit_keyring,
+        current: *const c_void,
+        current_len: usize,
+        previous: *const c_void,
+        previous_count: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_keyring_fingerprint_ex(
+        keyring: *const cachekit_keyring,
+        out: *mut u8,
+        tenant: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_keyring_encrypt_ex(
+        keyring: *const cachekit_keyring,
+        out: *mut cachekit_buf,
+        tenant: *const c_char,
+        aad: *const c_void,
+        aad_len: usize,
+        plaintext: *const c_void,
+        plaintext_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_keyring_decrypt_ex(
+        keyring: *const cachekit_keyring,
+        out: *mut cachekit_buf,
+        key_index: *mut c_int,
+        tenant: *const c_char,
+        fingerprint: *const u8,
+        aad: *const c_void,
+        aad_len: usize,
+        ciphertext: *const c_void,
+        ciphertext_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_inspect_ex(
+        out_json: *mut cachekit_buf,
+        data: *const c_void,
+        len: usize,
+        keyring: *const cachekit_keyring,
+        tenant: *const c_char,
+        cache_key: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_options_init_ex(
+        opts: *mut cachekit_backend_options,
+        struct_size: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_open_ex(
+        out: *mut *mut cachekit_backend,
+        url: *const c_char,
+        opts: *const cachekit_backend_options,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_get_ex(
+        backend: *mut cachekit_backend,
+        out: *mut cachekit_buf,
+        key: *const c_void,
+        key_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_set_ex(
+        backend: *mut cachekit_backend,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_delete_ex(
+        backend: *mut cachekit_backend,
+        key: *const c_void,
+        key_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_exists_ex(
+        backend: *mut cachekit_backend,
+        key: *const c_void,
+        key_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_ttl_ex(
+        backend: *mut cachekit_backend,
+        ttl_seconds: *mut f64,
+        key: *const c_void,
+        key_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_get_many_ex(
+        backend: *mut cachekit_backend,
+        outs: *mut cachekit_buf,
+        results: *mut c_int,
+        keys: *const *const c_void,
+        key_lens: *const usize,
+        count: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_set_many_ex(
+        backend: *mut cachekit_backend,
+        keys: *const *const c_void,
+        key_lens: *const usize,
+        values: *const *const c_void,
+        value_lens: *const usize,
+        count: usize,
+        ttl_seconds: f64,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_get_many_packed_ex(
+        backend: *mut cachekit_backend,
+        values_out: *mut cachekit_buf,
+        value_offsets: *mut usize,
+        results: *mut c_int,
+        keys: *const c_void,
+        key_offsets: *const usize,
+        count: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_set_many_packed_ex(
+        backend: *mut cachekit_backend,
+        keys: *const c_void,
+        key_offsets: *const usize,
+        values: *const c_void,
+        value_offsets: *const usize,
+        count: usize,
+        ttl_seconds: f64,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_clear_ex(
+        backend: *mut cachekit_backend,
+        deleted: *mut u64,
+        prefix: *const c_void,
+        prefix_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_lock_ex(
+        backend: *mut cachekit_backend,
+        token: *mut cachekit_buf,
+        key: *const c_void,
+        key_len: usize,
+        hold_ms: u32,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_unlock_ex(
+        backend: *mut cachekit_backend,
+        key: *const c_void,
+        key_len: usize,
+        token: *const c_void,
+        token_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_health_ex(
+        backend: *mut cachekit_backend,
+        latency_ms: *mut f64,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_stats_get_ex(
+        backend: *mut cachekit_backend,
+        out: *mut cachekit_backend_stats,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_options_init_ex(
+        opts: *mut cachekit_cache_options,
+        struct_size: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_new_ex(
+        out: *mut *mut cachekit_cache,
+        opts: *const cachekit_cache_options,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_get_ex(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_buf,
+        info: *mut cachekit_lookup,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_peek_ex(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_buf,
+        info: *mut cachekit_lookup,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_put_ex(
+        cache: *mut cachekit_cache,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_load_set_value_ex(
+        load: *mut cachekit_load,
+        value: *const c_void,
+        value_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
     pub fn cachekit_load_set_ttl_ex(load: *mut cachekit_load, ttl_seconds: f64, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_load_set_error_ex(load: *mut cachekit_load, message: *const c_char, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_get_or_load_ex(cache: *mut cachekit_cache, out: *mut cachekit_buf, info: *mut cachekit_lookup, ns: *const c_char, key: *const c_void, key_len: usize, ttl_seconds: f64, loader: cachekit_loader, payload: *mut c_void, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_put_refresh_ex(cache: *mut cachekit_cache, ns: *const c_char, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64, refresh_claim: u64, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_abandon_refresh_ex(cache: *mut cachekit_cache, key: *const c_void, key_len: usize, refresh_claim: u64, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_invalidate_ex(cache: *mut cachekit_cache, ns: *const c_char, key: *const c_void, key_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_invalidate_namespace_ex(cache: *mut cachekit_cache, ns: *const c_char, err: *mut cachekit_error) -> c_int;
+    pub fn cachekit_load_set_error_ex(
+        load: *mut cachekit_load,
+        message: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_get_or_load_ex(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_buf,
+        info: *mut cachekit_lookup,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+        ttl_seconds: f64,
+        loader: cachekit_loader,
+        payload: *mut c_void,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_put_refresh_ex(
+        cache: *mut cachekit_cache,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+        refresh_claim: u64,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_abandon_refresh_ex(
+        cache: *mut cachekit_cache,
+        key: *const c_void,
+        key_len: usize,
+        refresh_claim: u64,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_invalidate_ex(
+        cache: *mut cachekit_cache,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_invalidate_namespace_ex(
+        cache: *mut cachekit_cache,
+        ns: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
     pub fn cachekit_cache_clear_ex(cache: *mut cachekit_cache, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_stats_get_ex(cache: *mut cachekit_cache, out: *mut cachekit_cache_stats, ns: *const c_char, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_cache_metrics_text_ex(cache: *mut cachekit_cache, out: *mut cachekit_buf, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_l1_options_init_ex(opts: *mut cachekit_l1_options, struct_size: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_l1_new_ex(out: *mut *mut cachekit_l1, opts: *const cachekit_l1_options, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_l1_get_ex(l1: *mut cachekit_l1, out: *mut cachekit_buf, key: *const c_void, key_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_l1_put_ex(l1: *mut cachekit_l1, ns: *const c_void, ns_len: usize, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64, err: *mut cachekit_error) -> c_int;
+    pub fn cachekit_cache_stats_get_ex(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_cache_stats,
+        ns: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_metrics_text_ex(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_buf,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_l1_options_init_ex(
+        opts: *mut cachekit_l1_options,
+        struct_size: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_l1_new_ex(
+        out: *mut *mut cachekit_l1,
+        opts: *const cachekit_l1_options,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_l1_get_ex(
+        l1: *mut cachekit_l1,
+        out: *mut cachekit_buf,
+        key: *const c_void,
+        key_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_l1_put_ex(
+        l1: *mut cachekit_l1,
+        ns: *const c_void,
+        ns_len: usize,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+        err: *mut cachekit_error,
+    ) -> c_int;
     pub fn cachekit_l1_begin_fill_ex(l1: *mut cachekit_l1, ticket: *mut u64, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_l1_put_filled_ex(l1: *mut cachekit_l1, ns: *const c_void, ns_len: usize, key: *const c_void, key_len: usize, value: *const c_void, value_len: usize, ttl_seconds: f64, ticket: u64, stored: *mut c_int, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_l1_invalidate_ex(l1: *mut cachekit_l1, key: *const c_void, key_len: usize, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_l1_invalidate_namespace_ex(l1: *mut cachekit_l1, ns: *const c_void, ns_len: usize, err: *mut cachekit_error) -> c_int;
+    pub fn cachekit_l1_put_filled_ex(
+        l1: *mut cachekit_l1,
+        ns: *const c_void,
+        ns_len: usize,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+        ticket: u64,
+        stored: *mut c_int,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_l1_invalidate_ex(
+        l1: *mut cachekit_l1,
+        key: *const c_void,
+        key_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_l1_invalidate_namespace_ex(
+        l1: *mut cachekit_l1,
+        ns: *const c_void,
+        ns_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
     pub fn cachekit_l1_clear_ex(l1: *mut cachekit_l1, err: *mut cachekit_error) -> c_int;
-    pub fn cachekit_l1_stats_ex(l1: *mut cachekit_l1, out: *mut cachekit_l1_counters, err: *mut cachekit_error) -> c_int;
+    pub fn cachekit_l1_stats_ex(
+        l1: *mut cachekit_l1,
+        out: *mut cachekit_l1_counters,
+        err: *mut cachekit_error,
+    ) -> c_int;
 }

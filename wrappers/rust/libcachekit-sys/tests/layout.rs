@@ -31,7 +31,11 @@ fn c_layout() -> Vec<(String, usize)> {
 fn every_struct_matches_the_header() {
     let c = c_layout();
     let rust: &[(&str, usize)] = rust_layout!();
-    assert_eq!(c.len(), rust.len(), "the C probe and the Rust table list different fields");
+    assert_eq!(
+        c.len(),
+        rust.len(),
+        "the C probe and the Rust table list different fields"
+    );
     let mut mismatches = Vec::new();
     for ((c_name, c_value), (r_name, r_value)) in c.iter().zip(rust) {
         assert_eq!(c_name, r_name, "the C probe and the Rust table are out of order");
@@ -39,7 +43,11 @@ fn every_struct_matches_the_header() {
             mismatches.push(format!("{c_name}: C {c_value}, Rust {r_value}"));
         }
     }
-    assert!(mismatches.is_empty(), "layout differs from cachekit.h:\n{}", mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "layout differs from cachekit.h:\n{}",
+        mismatches.join("\n")
+    );
     // Ten structs, each with its size checked.
     assert_eq!(c.iter().filter(|(n, _)| !n.contains('.')).count(), 10);
 }

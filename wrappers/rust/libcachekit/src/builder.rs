@@ -67,7 +67,10 @@ fn millis(what: &str, d: Option<Duration>) -> Result<u32, Error> {
         Some(d) => {
             let ms = d.as_millis();
             if ms == 0 || ms > u32::MAX as u128 {
-                Err(Error::invalid(format!("{what} must be between 1 ms and {} ms", u32::MAX)))
+                Err(Error::invalid(format!(
+                    "{what} must be between 1 ms and {} ms",
+                    u32::MAX
+                )))
             } else {
                 Ok(ms as u32)
             }
@@ -108,7 +111,11 @@ impl CacheBuilder {
     /// `none` for L1 only.
     pub fn backend_url(mut self, url: impl Into<String>) -> Self {
         let url = url.into();
-        self.backend = if url == "none" { Backend::None } else { Backend::Url(url) };
+        self.backend = if url == "none" {
+            Backend::None
+        } else {
+            Backend::Url(url)
+        };
         self
     }
 
@@ -313,7 +320,8 @@ impl CacheBuilder {
         let mut out: *mut sys::cachekit_cache = null_mut();
         // SAFETY: every pointer in `o` outlives the call; the library copies them.
         call(|err| unsafe { sys::cachekit_cache_new_ex(&mut out, &o, err) })?;
-        let ptr = NonNull::new(out).ok_or_else(|| Error::from_code(sys::CACHEKIT_EINTERNAL, "cachekit_cache_new gave no handle"))?;
-        Ok(Cache::from_raw(ptr))
+        let ptr = NonNull::new(out)
+            .ok_or_else(|| Error::from_code(sys::CACHEKIT_EINTERNAL, "cachekit_cache_new gave no handle"))?;
+        Ok(Cache::from_raw(ptr, self.swr == Some(true)))
     }
 }

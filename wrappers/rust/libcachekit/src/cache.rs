@@ -14,6 +14,7 @@ use std::time::Duration;
 /// dropping it frees the C handle.
 pub struct Cache {
     ptr: NonNull<sys::cachekit_cache>,
+    swr: bool,
 }
 
 // SAFETY: the C contract makes every call on a cachekit_cache thread-safe
@@ -52,8 +53,13 @@ impl Cache {
         CacheBuilder::default()
     }
 
-    pub(crate) fn from_raw(ptr: NonNull<sys::cachekit_cache>) -> Cache {
-        Cache { ptr }
+    pub(crate) fn from_raw(ptr: NonNull<sys::cachekit_cache>, swr: bool) -> Cache {
+        Cache { ptr, swr }
+    }
+
+    /// Whether stale-while-revalidate was turned on by the builder.
+    pub fn swr(&self) -> bool {
+        self.swr
     }
 
     /// The C handle, for code that calls libcachekit-sys directly. It stays
@@ -136,7 +142,13 @@ impl Cache {
     }
 
     /// Store a typed value (interop value profile, see `encode_value`).
-    pub fn set<T: Serialize + ?Sized>(&self, ns: &str, key: &str, value: &T, ttl: Option<Duration>) -> Result<(), Error> {
+    pub fn set<T: Serialize + ?Sized>(
+        &self,
+        ns: &str,
+        key: &str,
+        value: &T,
+        ttl: Option<Duration>,
+    ) -> Result<(), Error> {
         self.set_bytes(ns, key, &encode_value(value)?, ttl)
     }
 
@@ -158,7 +170,9 @@ impl Cache {
     pub fn delete(&self, ns: &str, key: &str) -> Result<(), Error> {
         with_cstr("namespace", ns, |ns| {
             // SAFETY: live handle, string and key slice.
-            call(|err| unsafe { sys::cachekit_cache_invalidate_ex(self.as_ptr(), ns, key.as_ptr().cast(), key.len(), err) })
+            call(|err| unsafe {
+                sys::cachekit_cache_invalidate_ex(self.as_ptr(), ns, key.as_ptr().cast(), key.len(), err)
+            })
         })
     }
 
@@ -190,12 +204,95 @@ impl Cache {
         Ok(Stats::from(s))
     }
 
+    /// A lookup that also reports where the value came from and, on an SWR
+    /// stale hit, the refresh claim this caller was handed (exactly one caller
+    /// per stale period): compute a new value and `put_refresh` it, or
+    /// `abandon_refresh`.
+    pub fn get_bytes_with_info(&self, ns: &str, key: &str) -> Result<Option<(Vec<u8>, Lookup)>, Error> {
+        let mut out = Buf::new();
+        let mut info = sys::cachekit_lookup::INIT;
+        let found = with_cstr("namespace", ns, |ns| {
+            // SAFETY: live handle, string, key slice, buffer and lookup struct.
+            call_found(|err| unsafe {
+                sys::cachekit_cache_get_ex(
+                    self.as_ptr(),
+                    out.as_mut_ptr(),
+                    &mut info,
+                    ns,
+                    key.as_ptr().cast(),
+                    key.len(),
+                    err,
+                )
+            })
+        })?;
+        Ok(found.then(|| (out.to_vec(), Lookup::from(info))))
+    }
+
+    /// Land an SWR refresh under `claim`. `Ok(false)` when the claim lost to
+    /// an invalidation or a newer write (nothing stored).
+    pub fn put_refresh(
+        &self,
+        ns: &str,
+        key: &str,
+        value: &[u8],
+        ttl: Option<Duration>,
+        claim: u64,
+    ) -> Result<bool, Error> {
+        with_cstr("namespace", ns, |ns| {
+            // SAFETY: live handle, string and slices.
+            call_found(|err| unsafe {
+                sys::cachekit_cache_put_refresh_ex(
+                    self.as_ptr(),
+                    ns,
+                    key.as_ptr().cast(),
+                    key.len(),
+                    value.as_ptr().cast(),
+                    value.len(),
+                    ttl_seconds(ttl),
+                    claim,
+                    err,
+                )
+            })
+        })
+    }
+
+    /// Give up an SWR refresh claim, so a later stale hit may claim again.
+    pub fn abandon_refresh(&self, key: &str, claim: u64) -> Result<(), Error> {
+        // SAFETY: live handle and key slice.
+        call_found(|err| unsafe {
+            sys::cachekit_cache_abandon_refresh_ex(self.as_ptr(), key.as_ptr().cast(), key.len(), claim, err)
+        })
+        .map(|_| ())
+    }
+
     /// The metrics in the Prometheus text format.
     pub fn metrics_text(&self) -> Result<String, Error> {
         let mut out = Buf::new();
         // SAFETY: live handle and buffer.
         call(|err| unsafe { sys::cachekit_cache_metrics_text_ex(self.as_ptr(), out.as_mut_ptr(), err) })?;
-        Ok(out.to_string())
+        Ok(out.to_text())
+    }
+}
+
+/// Where a value came from (cachekit_lookup).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Lookup {
+    /// CACHEKIT_SOURCE_*: 1 L1, 2 L2, 3 loaded by this caller, 4 another caller's load.
+    pub source: i32,
+    /// The SWR refresh claim handed to this caller, if any.
+    pub refresh_claim: Option<u64>,
+    /// Age of an L1 hit in seconds (None otherwise).
+    pub age: Option<f64>,
+}
+
+impl From<sys::cachekit_lookup> for Lookup {
+    fn from(l: sys::cachekit_lookup) -> Lookup {
+        Lookup {
+            source: l.source,
+            refresh_claim: (l.refresh != 0).then_some(l.refresh_claim),
+            age: (l.age_seconds >= 0.0).then_some(l.age_seconds),
+        }
     }
 }
 

@@ -92,14 +92,21 @@ statuses! {
 
 impl Error {
     /// The error a C call wrote into its `cachekit_error`.
-    pub(crate) fn from_c(err: &sys::cachekit_error) -> Error {
-        // SAFETY: the library NUL-terminates message (and we zeroed byte 0).
-        let message = unsafe { CStr::from_ptr(err.message.as_ptr()) };
-        Error::from_code(err.code, message.to_string_lossy())
+    ///
+    /// # Safety
+    /// `err` points to a slot whose `code` and `message` up to a NUL are
+    /// initialised (the bytes after the NUL may not be: only raw pointers
+    /// are used, no reference to the whole struct).
+    pub(crate) unsafe fn from_c(err: *const sys::cachekit_error) -> Error {
+        let code = core::ptr::addr_of!((*err).code).read();
+        let message = CStr::from_ptr(core::ptr::addr_of!((*err).message) as *const core::ffi::c_char);
+        Error::from_code(code, message.to_string_lossy())
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Error {
-        Error::InvalidArgument { message: message.into() }
+        Error::InvalidArgument {
+            message: message.into(),
+        }
     }
 }
 

@@ -25,13 +25,14 @@ pub(crate) fn call(f: impl FnOnce(*mut sys::cachekit_error) -> c_int) -> Result<
     if rc == sys::CACHEKIT_OK {
         return Ok(());
     }
-    // SAFETY: initialised above and by the call.
-    let err = unsafe { &*p };
-    if err.code != rc {
+    // SAFETY: code and message[0] were initialised above; the call rewrote
+    // them (a NUL-terminated message) when it filled the slot.
+    let code = unsafe { core::ptr::addr_of!((*p).code).read() };
+    if code != rc {
         // The call did not fill the slot (cannot happen with 0.2+): keep the status.
         return Err(Error::from_code(rc, ""));
     }
-    Err(Error::from_c(err))
+    Err(unsafe { Error::from_c(p) })
 }
 
 /// Like `call`, but a miss (CACHEKIT_ENOTFOUND) is `Ok(false)`.
@@ -68,7 +69,7 @@ impl Buf {
         self.bytes().to_vec()
     }
 
-    pub(crate) fn to_string(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         String::from_utf8_lossy(self.bytes()).into_owned()
     }
 }

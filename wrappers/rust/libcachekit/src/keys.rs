@@ -26,10 +26,19 @@ pub fn interop_key_with_canonical<A: Serialize + ?Sized>(
 
 /// The interop key of already-encoded MessagePack arguments (any valid
 /// encoding of the argument array), and, when asked, their canonical bytes.
-pub fn interop_key_raw(ns: &str, op: &str, args_msgpack: &[u8], want_canonical: bool) -> Result<(String, Vec<u8>), Error> {
+pub fn interop_key_raw(
+    ns: &str,
+    op: &str,
+    args_msgpack: &[u8],
+    want_canonical: bool,
+) -> Result<(String, Vec<u8>), Error> {
     let mut key = Buf::new();
     let mut canonical = Buf::new();
-    let canonical_ptr = if want_canonical { canonical.as_mut_ptr() } else { core::ptr::null_mut() };
+    let canonical_ptr = if want_canonical {
+        canonical.as_mut_ptr()
+    } else {
+        core::ptr::null_mut()
+    };
     with_cstr("namespace", ns, |ns| {
         with_cstr("operation", op, |op| {
             // SAFETY: live C strings and slice; buffers are ours.
@@ -46,5 +55,5 @@ pub fn interop_key_raw(ns: &str, op: &str, args_msgpack: &[u8], want_canonical: 
             })
         })
     })?;
-    Ok((key.to_string(), canonical.to_vec()))
+    Ok((key.to_text(), canonical.to_vec()))
 }

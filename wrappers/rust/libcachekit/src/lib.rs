@@ -25,14 +25,16 @@ mod keys;
 mod load;
 mod macro_support;
 mod types;
+mod value;
 mod values;
 
 pub use builder::{CacheBuilder, Format};
-pub use cache::{Cache, Stats};
+pub use cache::{Cache, Lookup, Stats};
 pub use error::Error;
 pub use keys::{interop_key, interop_key_raw, interop_key_with_canonical};
 pub use load::LoadError;
 pub use types::{Bytes, Set, Timestamp};
+pub use value::Value;
 pub use values::{decode_value, encode_value};
 
 /// The raw bindings, for code that needs a call this crate does not wrap.
@@ -47,5 +49,7 @@ pub use macro_support::__private;
 /// The version of the libcachekit library loaded at run time.
 pub fn library_version() -> &'static str {
     // SAFETY: a static NUL-terminated string.
-    unsafe { core::ffi::CStr::from_ptr(sys::cachekit_version_string()) }.to_str().unwrap_or("?")
+    unsafe { core::ffi::CStr::from_ptr(sys::cachekit_version_string()) }
+        .to_str()
+        .unwrap_or("?")
 }

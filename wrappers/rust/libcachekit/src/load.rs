@@ -93,9 +93,17 @@ pub(crate) fn get_or_load_raw<F, E>(
 where
     F: FnOnce() -> Result<Vec<u8>, LoadError<E>>,
 {
-    let mut payload = Payload::<F, E> { load: Some(load), failed: None, panic: None };
+    let mut payload = Payload::<F, E> {
+        load: Some(load),
+        failed: None,
+        panic: None,
+    };
     // A fresh buffer: the loader may make lookups on this thread meanwhile.
     let mut out = Buf::new();
+    // Only an SWR cache can hand out a refresh claim, and only to a lookup
+    // that passes `info`; others skip it (the cheaper L1 hit).
+    let mut info = sys::cachekit_lookup::INIT;
+    let info_ptr: *mut sys::cachekit_lookup = if cache.swr() { &mut info } else { null_mut() };
     let result = with_cstr("namespace", ns, |ns| {
         // SAFETY: live handle, string, key, buffer; the payload outlives the
         // call and the trampoline matches its type.
@@ -103,7 +111,7 @@ where
             sys::cachekit_cache_get_or_load_ex(
                 cache.as_ptr(),
                 out.as_mut_ptr(),
-                null_mut(),
+                info_ptr,
                 ns,
                 key.as_ptr().cast(),
                 key.len(),
@@ -121,5 +129,42 @@ where
         return Err(failed);
     }
     result?;
+    if info.refresh != 0 {
+        if let Some(load) = payload.load.take() {
+            return refresh_inline(cache, ns, key, ttl, info.refresh_claim, load, out.to_vec());
+        }
+    }
     Ok(out.to_vec())
+}
+
+/// This caller holds the SWR claim of a stale hit: a synchronous API has no
+/// runtime of its own to refresh on, so the claimant loads now (the other
+/// callers keep getting the stale value meanwhile) and lands the refresh; on
+/// a loader error the claim is released and the stale value returned.
+fn refresh_inline<F, E>(
+    cache: &Cache,
+    ns: &str,
+    key: &str,
+    ttl: Option<Duration>,
+    claim: u64,
+    load: F,
+    stale: Vec<u8>,
+) -> Result<Vec<u8>, LoadError<E>>
+where
+    F: FnOnce() -> Result<Vec<u8>, LoadError<E>>,
+{
+    match catch_unwind(AssertUnwindSafe(load)) {
+        Ok(Ok(fresh)) => {
+            cache.put_refresh(ns, key, &fresh, ttl, claim)?;
+            Ok(fresh)
+        }
+        Ok(Err(_)) => {
+            cache.abandon_refresh(key, claim)?;
+            Ok(stale)
+        }
+        Err(panic) => {
+            let _ = cache.abandon_refresh(key, claim);
+            resume_unwind(panic)
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Argument and value types MessagePack has no serde form for: byte strings,
 //! sets and UTC timestamps (the core's input extensions).
-use serde::ser::{Serialize, SerializeTuple, Serializer};
 use libcachekit_sys as sys;
+use serde::ser::{Serialize, SerializeTuple, Serializer};
 
 /// A byte string, written as MessagePack bin (a plain `Vec<u8>` is an array of
 /// integers in serde).
@@ -95,7 +95,10 @@ impl Serialize for Timestamp {
 impl From<std::time::SystemTime> for Timestamp {
     fn from(t: std::time::SystemTime) -> Timestamp {
         match t.duration_since(std::time::UNIX_EPOCH) {
-            Ok(d) => Timestamp { seconds: d.as_secs() as i64, nanoseconds: d.subsec_nanos() },
+            Ok(d) => Timestamp {
+                seconds: d.as_secs() as i64,
+                nanoseconds: d.subsec_nanos(),
+            },
             Err(e) => {
                 let d = e.duration();
                 let (mut secs, mut nanos) = (-(d.as_secs() as i64), d.subsec_nanos());
@@ -103,7 +106,10 @@ impl From<std::time::SystemTime> for Timestamp {
                     secs -= 1;
                     nanos = 1_000_000_000 - nanos;
                 }
-                Timestamp { seconds: secs, nanoseconds: nanos }
+                Timestamp {
+                    seconds: secs,
+                    nanoseconds: nanos,
+                }
             }
         }
     }

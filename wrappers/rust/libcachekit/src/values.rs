@@ -8,8 +8,9 @@ use serde::Serialize;
 
 /// MessagePack of `v` through rmp-serde, structs as maps (field names kept).
 pub(crate) fn to_msgpack<T: Serialize + ?Sized>(v: &T) -> Result<Vec<u8>, Error> {
-    rmp_serde::encode::to_vec_named(v)
-        .map_err(|e| Error::UnsupportedType { message: format!("cannot encode the value as MessagePack: {e}") })
+    rmp_serde::encode::to_vec_named(v).map_err(|e| Error::UnsupportedType {
+        message: format!("cannot encode the value as MessagePack: {e}"),
+    })
 }
 
 /// Re-encode one MessagePack document under a canonical profile.
@@ -31,6 +32,7 @@ pub fn encode_value<T: Serialize + ?Sized>(v: &T) -> Result<Vec<u8>, Error> {
 
 /// Decode stored MessagePack into `T` (structs from maps or arrays).
 pub fn decode_value<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    rmp_serde::from_slice(bytes)
-        .map_err(|e| Error::DeserializationFailed { message: format!("cannot decode the cached value: {e}") })
+    rmp_serde::from_slice(bytes).map_err(|e| Error::DeserializationFailed {
+        message: format!("cannot decode the cached value: {e}"),
+    })
 }

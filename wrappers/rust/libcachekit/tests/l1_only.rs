@@ -28,11 +28,17 @@ fn bytes_round_trip_and_miss() {
 fn typed_round_trip_stores_the_interop_value_profile() {
     let cache = l1_cache();
     let key = interop_key("users", "get_user", &(42u64,)).unwrap();
-    let alice = User { name: "alice".into(), age: 30 };
+    let alice = User {
+        name: "alice".into(),
+        age: 30,
+    };
     cache.set("users", &key, &alice, Some(Duration::from_secs(60))).unwrap();
     // Structs are maps with sorted keys: the value vector issue_example_object.
     let stored = cache.get_bytes("users", &key).unwrap().unwrap();
-    assert_eq!(stored, [0x82, 0xa3, b'a', b'g', b'e', 0x1e, 0xa4, b'n', b'a', b'm', b'e', 0xa5, b'a', b'l', b'i', b'c', b'e']);
+    assert_eq!(
+        stored,
+        [0x82, 0xa3, b'a', b'g', b'e', 0x1e, 0xa4, b'n', b'a', b'm', b'e', 0xa5, b'a', b'l', b'i', b'c', b'e']
+    );
     assert_eq!(cache.get::<User>("users", &key).unwrap(), Some(alice));
 }
 
@@ -41,9 +47,19 @@ fn get_or_load_computes_once_then_hits() {
     let cache = l1_cache();
     let key = interop_key("users", "load", &(7u64,)).unwrap();
     let mut calls = 0;
-    let v: u64 = cache.get_or_load("users", &key, None, || { calls += 1; Ok::<_, String>(7) }).unwrap();
+    let v: u64 = cache
+        .get_or_load("users", &key, None, || {
+            calls += 1;
+            Ok::<_, String>(7)
+        })
+        .unwrap();
     assert_eq!(v, 7);
-    let v: u64 = cache.get_or_load("users", &key, None, || { calls += 1; Ok::<_, String>(8) }).unwrap();
+    let v: u64 = cache
+        .get_or_load("users", &key, None, || {
+            calls += 1;
+            Ok::<_, String>(8)
+        })
+        .unwrap();
     assert_eq!((v, calls), (7, 1));
 }
 
