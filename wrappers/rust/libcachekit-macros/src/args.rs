@@ -74,9 +74,19 @@ impl Parse for CachedArgs {
             input.parse::<Token![,]>()?;
         }
         let namespace = namespace.ok_or_else(|| {
-            syn::Error::new(Span::call_site(), "#[cached] needs `namespace = \"...\"` (the key's first segment)")
+            syn::Error::new(
+                Span::call_site(),
+                "#[cached] needs `namespace = \"...\"` (the key's first segment)",
+            )
         })?;
-        Ok(CachedArgs { namespace, operation, ttl, cache, skip, key })
+        Ok(CachedArgs {
+            namespace,
+            operation,
+            ttl,
+            cache,
+            skip,
+            key,
+        })
     }
 }
 

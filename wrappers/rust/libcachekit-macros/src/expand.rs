@@ -23,7 +23,10 @@ pub fn expand(args: CachedArgs, mut func: ItemFn) -> syn::Result<TokenStream> {
         ReturnType::Type(_, ty) => (**ty).clone(),
     };
     if let Type::ImplTrait(_) = ret_ty {
-        return Err(syn::Error::new(ret_ty.span(), "#[cached] caches a concrete serde type, not `impl Trait`"));
+        return Err(syn::Error::new(
+            ret_ty.span(),
+            "#[cached] caches a concrete serde type, not `impl Trait`",
+        ));
     }
     let operation = operation_of(&args, &sig.ident)?;
     let key_tuple = key_arguments(&args, &mut func)?;
@@ -118,7 +121,7 @@ fn key_arguments(args: &CachedArgs, func: &mut ItemFn) -> syn::Result<TokenStrea
                     Pat::Ident(p) => Some(p.ident.clone()),
                     _ => None,
                 };
-                let listed = ident.as_ref().and_then(|id| skipped.iter().position(|s| *s == id.to_string()));
+                let listed = ident.as_ref().and_then(|id| skipped.iter().position(|s| id == s));
                 if let Some(i) = listed {
                     used[i] = true;
                 }
@@ -138,7 +141,10 @@ fn key_arguments(args: &CachedArgs, func: &mut ItemFn) -> syn::Result<TokenStrea
     }
     if let Some(i) = used.iter().position(|u| !u) {
         let name = skipped.swap_remove(i);
-        return Err(syn::Error::new(args.skip[i].span(), format!("`skip` names `{name}`, which is not a parameter")));
+        return Err(syn::Error::new(
+            args.skip[i].span(),
+            format!("`skip` names `{name}`, which is not a parameter"),
+        ));
     }
     if let Some(expr) = &args.key {
         return Ok(quote_spanned! {expr.span()=> (#expr)});
@@ -149,7 +155,11 @@ fn key_arguments(args: &CachedArgs, func: &mut ItemFn) -> syn::Result<TokenStrea
             "#[cached] on a method: say whether `self` is part of the key: `skip = [self]`, or `key = (...)`",
         ));
     }
-    Ok(if parts.is_empty() { quote!([(); 0]) } else { quote!((#(#parts,)*)) })
+    Ok(if parts.is_empty() {
+        quote!([(); 0])
+    } else {
+        quote!((#(#parts,)*))
+    })
 }
 
 /// `T` when the return type is `Result<T, E>` (or an alias `Result<T>`).
@@ -159,10 +169,11 @@ fn result_ok_type(ty: &Type) -> Option<Type> {
     if last.ident != "Result" {
         return None;
     }
-    let PathArguments::AngleBracketed(ab) = &last.arguments else { return None };
+    let PathArguments::AngleBracketed(ab) = &last.arguments else {
+        return None;
+    };
     match ab.args.first()? {
         GenericArgument::Type(t) => Some(t.clone()),
         _ => None,
     }
 }
-

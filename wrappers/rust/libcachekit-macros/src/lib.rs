@@ -21,5 +21,7 @@ mod segments;
 pub fn cached(attr: TokenStream, item: TokenStream) -> TokenStream {
     let args = syn::parse_macro_input!(attr as args::CachedArgs);
     let func = syn::parse_macro_input!(item as syn::ItemFn);
-    expand::expand(args, func).unwrap_or_else(syn::Error::into_compile_error).into()
+    expand::expand(args, func)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }

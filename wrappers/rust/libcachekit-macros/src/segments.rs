@@ -15,7 +15,10 @@ pub fn segment_problem(s: &str) -> Option<String> {
     if !lower_digit(bytes[0]) {
         return Some("must start with a lowercase ASCII letter or a digit".into());
     }
-    if let Some(c) = s.chars().find(|&c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'))) {
+    if let Some(c) = s
+        .chars()
+        .find(|&c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')))
+    {
         return Some(format!("contains {c:?} (allowed: a-z 0-9 . _ -)"));
     }
     if s.contains("..") {

@@ -41,18 +41,32 @@ pub fn key<A: Serialize + ?Sized>(ns: &str, op: &str, args: &A) -> Result<String
     interop_key(ns, op, args)
 }
 
+/// The bytes to store for a return value: `None` when nothing of it is
+/// cached (an `Err`) or it does not encode.
+fn encoded<M: Mode<R>, R>(r: &R) -> Option<Vec<u8>> {
+    M::cacheable(r).and_then(|v| encode_value(v).ok())
+}
+
 /// Why the loader handed no bytes to the C call: its value is not cached
 /// (an `Err`, or a value that would not encode).
 struct NotCached;
 
 /// A sync `#[cached]` call. Cache trouble never fails the call: without a
 /// cache or a key the function just runs (fail-open).
-pub fn cached_sync<M, R, F>(cache: Option<&Cache>, ns: &str, key: Result<String, Error>, ttl: Option<Duration>, compute: F) -> R
+pub fn cached_sync<M, R, F>(
+    cache: Option<&Cache>,
+    ns: &str,
+    key: Result<String, Error>,
+    ttl: Option<Duration>,
+    compute: F,
+) -> R
 where
     M: Mode<R>,
     F: FnOnce() -> R,
 {
-    let (Some(cache), Ok(key)) = (cache, key) else { return compute() };
+    let (Some(cache), Ok(key)) = (cache, key) else {
+        return compute();
+    };
     if let Some(Ok(value)) = peek::peek_with(cache, ns, &key, decode_value::<M::Value>) {
         return M::from_cached(value);
     }
@@ -60,12 +74,9 @@ where
     let mut fresh: Option<R> = None;
     let got = cache.get_or_load_bytes(ns, &key, ttl, || {
         let r = (compute.take().expect("the loader runs once"))();
-        let bytes = M::cacheable(&r).map(|v| encode_value(v));
+        let bytes = encoded::<M, R>(&r);
         fresh = Some(r);
-        match bytes {
-            Some(Ok(bytes)) => Ok(bytes),
-            _ => Err(NotCached),
-        }
+        bytes.ok_or(NotCached)
     });
     if let Some(r) = fresh {
         return r; // this caller ran the function (cached or not)
@@ -79,7 +90,7 @@ where
     // failed load, or the cache's own error: compute here, and replace a
     // bad value.
     let r = (compute.take().expect("the loader did not run"))();
-    if let Some(Ok(bytes)) = M::cacheable(&r).map(|v| encode_value(v)) {
+    if let Some(bytes) = encoded::<M, R>(&r) {
         let _ = cache.set_bytes(ns, &key, &bytes, ttl);
     }
     r
@@ -99,7 +110,9 @@ where
     M: Mode<R>,
     Fut: Future<Output = R>,
 {
-    let (Some(cache), Ok(key)) = (cache, key) else { return compute.await };
+    let (Some(cache), Ok(key)) = (cache, key) else {
+        return compute.await;
+    };
     if let Some(Ok(value)) = peek::peek_with(cache, ns, &key, decode_value::<M::Value>) {
         return M::from_cached(value);
     }
@@ -122,7 +135,7 @@ where
             }
         }
         let r = compute.await;
-        if let Some(Ok(bytes)) = M::cacheable(&r).map(|v| encode_value(v)) {
+        if let Some(bytes) = encoded::<M, R>(&r) {
             let bytes = leader.publish(bytes);
             // Stored before the flight ends, so a caller after it finds the value.
             let _ = blocking::run(|| cache.set_bytes(ns, &key, &bytes, ttl)).await;
@@ -131,4 +144,3 @@ where
         return r;
     }
 }
-

@@ -24,7 +24,10 @@ static PROFILE_RUNS: AtomicUsize = AtomicUsize::new(0);
 async fn profile(id: u64) -> Profile {
     PROFILE_RUNS.fetch_add(1, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(5)).await;
-    Profile { id, tags: vec!["a".into()] }
+    Profile {
+        id,
+        tags: vec!["a".into()],
+    }
 }
 
 #[tokio::test]
@@ -32,7 +35,10 @@ async fn async_function_computes_once_then_hits() {
     let first = profile(1).await;
     assert_eq!(profile(1).await, first);
     assert_eq!(PROFILE_RUNS.load(Ordering::SeqCst), 1);
-    let stored: Profile = cache().get("profiles", &interop_key("profiles", "profile", &(1u64,)).unwrap()).unwrap().unwrap();
+    let stored: Profile = cache()
+        .get("profiles", &interop_key("profiles", "profile", &(1u64,)).unwrap())
+        .unwrap()
+        .unwrap();
     assert_eq!(stored, first);
 }
 
@@ -56,14 +62,21 @@ impl Service {
 
 #[tokio::test]
 async fn async_method_with_its_own_cache_caches_only_ok() {
-    let svc = Service { cache: Cache::builder().backend_url("memory://").build().unwrap(), runs: AtomicUsize::new(0) };
+    let svc = Service {
+        cache: Cache::builder().backend_url("memory://").build().unwrap(),
+        runs: AtomicUsize::new(0),
+    };
     assert_eq!(svc.lookup("abc".into()).await.unwrap(), 3);
     assert_eq!(svc.lookup("abc".into()).await.unwrap(), 3);
     assert_eq!(svc.runs.load(Ordering::SeqCst), 1);
     assert!(svc.lookup(String::new()).await.is_err());
     assert!(svc.lookup(String::new()).await.is_err());
     assert_eq!(svc.runs.load(Ordering::SeqCst), 3);
-    let stored: usize = svc.cache.get("svc", &interop_key("svc", "lookup", &("abc",)).unwrap()).unwrap().unwrap();
+    let stored: usize = svc
+        .cache
+        .get("svc", &interop_key("svc", "lookup", &("abc",)).unwrap())
+        .unwrap()
+        .unwrap();
     assert_eq!(stored, 3);
 }
 

@@ -24,7 +24,11 @@ impl Catalog {
 }
 
 fn signal(pid: u32, sig: &str) {
-    let status = Command::new("kill").arg(sig).arg(pid.to_string()).status().expect("kill runs");
+    let status = Command::new("kill")
+        .arg(sig)
+        .arg(pid.to_string())
+        .status()
+        .expect("kill runs");
     assert!(status.success(), "kill {sig} {pid}");
 }
 
@@ -46,8 +50,14 @@ fn a_current_thread_runtime_keeps_running_while_redis_is_stopped() {
         .connect_timeout(Duration::from_secs(20))
         .build()
         .expect("redis cache");
-    let catalog = Arc::new(Catalog { cache, runs: AtomicUsize::new(0) });
-    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    let catalog = Arc::new(Catalog {
+        cache,
+        runs: AtomicUsize::new(0),
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
     rt.block_on(async {
         assert_eq!(catalog.item(0).await, "item-0"); // in L1 and Redis; the connection is up
 
@@ -69,12 +79,21 @@ fn a_current_thread_runtime_keeps_running_while_redis_is_stopped() {
         assert!(waited.is_err(), "the miss is still waiting on the stopped Redis");
         // Had the L2 read blocked the executor's only thread, neither the
         // ticker nor the timeout above would have run until it returned.
-        assert!(ticks.load(Ordering::SeqCst) >= 10, "other tasks ran meanwhile: {} ticks", ticks.load(Ordering::SeqCst));
+        assert!(
+            ticks.load(Ordering::SeqCst) >= 10,
+            "other tasks ran meanwhile: {} ticks",
+            ticks.load(Ordering::SeqCst)
+        );
         assert_eq!(catalog.item(0).await, "item-0"); // an L1 hit never waits on L2
         assert_eq!(catalog.runs.load(Ordering::SeqCst), 1);
 
         drop(resume); // SIGCONT: the waiting read completes
-        assert_eq!(tokio::time::timeout(Duration::from_secs(30), miss).await.expect("the miss completes"), "item-1");
+        assert_eq!(
+            tokio::time::timeout(Duration::from_secs(30), miss)
+                .await
+                .expect("the miss completes"),
+            "item-1"
+        );
         assert_eq!(catalog.runs.load(Ordering::SeqCst), 2);
         ticker.abort();
     });

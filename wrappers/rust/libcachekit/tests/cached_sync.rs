@@ -22,19 +22,31 @@ static GET_USER_RUNS: AtomicUsize = AtomicUsize::new(0);
 #[cached(namespace = "users", ttl = 60, cache = cache())]
 fn get_user(id: u64) -> User {
     GET_USER_RUNS.fetch_add(1, Ordering::SeqCst);
-    User { id, name: format!("user{id}") }
+    User {
+        id,
+        name: format!("user{id}"),
+    }
 }
 
 #[test]
 fn free_function_computes_once_then_hits_under_the_interop_key() {
     let first = get_user(7);
     let second = get_user(7);
-    assert_eq!(first, User { id: 7, name: "user7".into() });
+    assert_eq!(
+        first,
+        User {
+            id: 7,
+            name: "user7".into()
+        }
+    );
     assert_eq!(second, first);
     assert_eq!(GET_USER_RUNS.load(Ordering::SeqCst), 1);
     // operation = the function's name; args = the parameters as one array
     let key = interop_key("users", "get_user", &(7u64,)).unwrap();
-    let stored: User = cache().get("users", &key).unwrap().expect("stored under the interop key");
+    let stored: User = cache()
+        .get("users", &key)
+        .unwrap()
+        .expect("stored under the interop key");
     assert_eq!(stored, first);
 }
 
@@ -69,7 +81,10 @@ impl Repo {
 
 #[test]
 fn methods_leave_skipped_arguments_out_of_the_key() {
-    let repo = Repo { calls: AtomicUsize::new(0), conn_uses: AtomicUsize::new(0) };
+    let repo = Repo {
+        calls: AtomicUsize::new(0),
+        conn_uses: AtomicUsize::new(0),
+    };
     assert_eq!(repo.find(&Conn, 1, "en"), "1-en");
     assert_eq!(repo.find(&Conn, 1, "en"), "1-en");
     assert_eq!(repo.find(&Conn, 1, "fr"), "1-fr");
@@ -80,16 +95,25 @@ fn methods_leave_skipped_arguments_out_of_the_key() {
     assert_eq!(repo.count(&Conn, 4), 8);
     assert_eq!(repo.count(&Conn, 4), 8);
     assert_eq!(repo.conn_uses.load(Ordering::SeqCst), 1);
-    assert!(cache().get_bytes("repo", &interop_key("repo", "count", &(4u32,)).unwrap()).unwrap().is_some());
+    assert!(cache()
+        .get_bytes("repo", &interop_key("repo", "count", &(4u32,)).unwrap())
+        .unwrap()
+        .is_some());
 }
 
 #[test]
 fn key_expression_replaces_the_parameters() {
-    let repo = Repo { calls: AtomicUsize::new(0), conn_uses: AtomicUsize::new(0) };
+    let repo = Repo {
+        calls: AtomicUsize::new(0),
+        conn_uses: AtomicUsize::new(0),
+    };
     assert_eq!(repo.by_last_digit(13), 3);
     assert_eq!(repo.by_last_digit(23), 3); // same key [3]
     assert_eq!(repo.calls.load(Ordering::SeqCst), 1);
-    assert!(cache().get_bytes("repo", &interop_key("repo", "by_last_digit", &[3u32]).unwrap()).unwrap().is_some());
+    assert!(cache()
+        .get_bytes("repo", &interop_key("repo", "by_last_digit", &[3u32]).unwrap())
+        .unwrap()
+        .is_some());
 }
 
 static PARSE_RUNS: AtomicUsize = AtomicUsize::new(0);
@@ -108,9 +132,15 @@ fn result_caches_only_ok() {
     assert!(parse("x").is_err());
     assert!(parse("x").is_err());
     assert_eq!(PARSE_RUNS.load(Ordering::SeqCst), 3); // each Err recomputed
-    assert!(cache().get_bytes("parse", &interop_key("parse", "parse", &("x",)).unwrap()).unwrap().is_none());
+    assert!(cache()
+        .get_bytes("parse", &interop_key("parse", "parse", &("x",)).unwrap())
+        .unwrap()
+        .is_none());
     // the stored Ok value is the plain integer, not a Result
-    let stored: i64 = cache().get("parse", &interop_key("parse", "parse", &("12",)).unwrap()).unwrap().unwrap();
+    let stored: i64 = cache()
+        .get("parse", &interop_key("parse", "parse", &("12",)).unwrap())
+        .unwrap()
+        .unwrap();
     assert_eq!(stored, 12);
 }
 
@@ -166,7 +196,10 @@ static TYPED_RUNS: AtomicUsize = AtomicUsize::new(0);
 #[cached(namespace = "typed", cache = cache())]
 fn typed(n: u32) -> User {
     TYPED_RUNS.fetch_add(1, Ordering::SeqCst);
-    User { id: n.into(), name: "fresh".into() }
+    User {
+        id: n.into(),
+        name: "fresh".into(),
+    }
 }
 
 #[test]

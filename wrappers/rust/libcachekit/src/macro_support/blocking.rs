@@ -73,15 +73,27 @@ where
     F: FnOnce() -> R + Send + 'a,
     R: Send + 'static,
 {
-    let shared = Arc::new(Shared { slot: Mutex::new(Slot { done: None, waker: None }), finished: Condvar::new() });
+    let shared = Arc::new(Shared {
+        slot: Mutex::new(Slot {
+            done: None,
+            waker: None,
+        }),
+        finished: Condvar::new(),
+    });
     let work: Box<dyn FnOnce() -> R + Send + 'a> = Box::new(work);
     // SAFETY: the closure may borrow data that lives for 'a. Blocking<'a, R>
     // does not let 'a end before the closure has run or been dropped: its
     // Drop waits for `finish`, which Job calls only after the closure is gone.
     let work: Box<dyn FnOnce() -> R + Send + 'static> = unsafe { std::mem::transmute(work) };
-    let job = Job { work: Some(work), shared: shared.clone() };
+    let job = Job {
+        work: Some(work),
+        shared: shared.clone(),
+    };
     spawn(job);
-    Blocking { shared, _borrows: std::marker::PhantomData }
+    Blocking {
+        shared,
+        _borrows: std::marker::PhantomData,
+    }
 }
 
 fn spawn<R: Send + 'static>(job: Job<R>) {

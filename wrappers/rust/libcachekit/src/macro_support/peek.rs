@@ -18,7 +18,15 @@ pub(crate) fn peek_with<R>(cache: &Cache, ns: &str, key: &str, f: impl FnOnce(&[
         let found = with_cstr("namespace", ns, |ns| {
             // SAFETY: live handle, C string, key slice and buffer.
             call_found(|err| unsafe {
-                sys::cachekit_cache_peek_ex(cache.as_ptr(), buf.as_mut_ptr(), null_mut(), ns, key.as_ptr().cast(), key.len(), err)
+                sys::cachekit_cache_peek_ex(
+                    cache.as_ptr(),
+                    buf.as_mut_ptr(),
+                    null_mut(),
+                    ns,
+                    key.as_ptr().cast(),
+                    key.len(),
+                    err,
+                )
             })
         });
         match found {
