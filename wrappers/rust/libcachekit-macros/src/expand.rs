@@ -40,6 +40,8 @@ pub fn expand(args: CachedArgs, mut func: ItemFn) -> syn::Result<TokenStream> {
         ::libcachekit::__private::assert_cacheable::<#value_ty>();
     };
     let ns = &args.namespace;
+    let ns_nul = syn::LitByteStr::new(format!("{}\0", ns.value()).as_bytes(), ns.span());
+    let op_nul = syn::LitByteStr::new(format!("{}\0", operation.value()).as_bytes(), operation.span());
     let ttl = match &args.ttl {
         Some(secs) => quote!(::core::option::Option::Some(::core::time::Duration::from_secs(#secs))),
         None => quote!(::core::option::Option::None),
@@ -55,14 +57,14 @@ pub fn expand(args: CachedArgs, mut func: ItemFn) -> syn::Result<TokenStream> {
     let call = if sig.asyncness.is_some() {
         quote! {
             ::libcachekit::__private::cached_async::<#mode, #ret_ty, _>(
-                __ck_cache, #ns, __ck_key, #ttl,
+                __ck_cache, &__CK_SITE, __ck_key, #ttl,
                 async move { let __ck_value: #ret_ty = #block; __ck_value },
             ).await
         }
     } else {
         quote! {
             ::libcachekit::__private::cached_sync::<#mode, #ret_ty, _>(
-                __ck_cache, #ns, __ck_key, #ttl,
+                __ck_cache, &__CK_SITE, __ck_key, #ttl,
                 move || -> #ret_ty #block,
             )
         }
@@ -73,8 +75,10 @@ pub fn expand(args: CachedArgs, mut func: ItemFn) -> syn::Result<TokenStream> {
         #(#attrs)*
         #vis #sig {
             #assert_value
+            static __CK_SITE: ::libcachekit::__private::Site =
+                ::libcachekit::__private::Site::new(#ns, #operation, #ns_nul, #op_nul);
             let __ck_cache: ::core::option::Option<&::libcachekit::Cache> = #cache;
-            let __ck_key = ::libcachekit::__private::key(#ns, #operation, &#key_tuple);
+            let __ck_key = ::libcachekit::__private::key(&__CK_SITE, &#key_tuple);
             #call
         }
     })

@@ -9,20 +9,25 @@
 mod blocking;
 mod default_cache;
 mod flight;
+mod key;
 mod modes;
 mod peek;
+mod site;
 
 #[doc(hidden)]
 pub mod __private {
     pub use super::default_cache::default_cache;
+    pub use super::key::key;
     pub use super::modes::{Mode, OkOnly, Plain};
-    pub use super::{assert_cacheable, cached_async, cached_sync, key, key_arg};
+    pub use super::site::Site;
+    pub use super::{assert_cacheable, cached_async, cached_sync, key_arg};
 }
 
-use crate::{decode_value, encode_value, interop_key, Cache, Error};
+use crate::{decode_value, encode_value, Cache, Error};
 use modes::Mode;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use site::Site;
 use std::future::Future;
 use std::time::Duration;
 
@@ -33,12 +38,6 @@ pub fn assert_cacheable<T: Serialize + DeserializeOwned>() {}
 #[inline(always)]
 pub fn key_arg<T: Serialize + ?Sized>(v: &T) -> &T {
     v
-}
-
-/// The interop key of the call.
-#[inline]
-pub fn key<A: Serialize + ?Sized>(ns: &str, op: &str, args: &A) -> Result<String, Error> {
-    interop_key(ns, op, args)
 }
 
 /// The bytes to store for a return value: `None` when nothing of it is
@@ -55,7 +54,7 @@ struct NotCached;
 /// cache or a key the function just runs (fail-open).
 pub fn cached_sync<M, R, F>(
     cache: Option<&Cache>,
-    ns: &str,
+    site: &Site,
     key: Result<String, Error>,
     ttl: Option<Duration>,
     compute: F,
@@ -67,12 +66,15 @@ where
     let (Some(cache), Ok(key)) = (cache, key) else {
         return compute();
     };
-    if let Some(Ok(value)) = peek::peek_with(cache, ns, &key, decode_value::<M::Value>) {
-        return M::from_cached(value);
+    // An SWR cache's stale hit hands its refresh claim to get_or_load only.
+    if !cache.swr() {
+        if let Some(Ok(value)) = peek::peek_with(cache, site, &key, decode_value::<M::Value>) {
+            return M::from_cached(value);
+        }
     }
     let mut compute = Some(compute);
     let mut fresh: Option<R> = None;
-    let got = cache.get_or_load_bytes(ns, &key, ttl, || {
+    let got = cache.get_or_load_bytes(site.ns, &key, ttl, || {
         let r = (compute.take().expect("the loader runs once"))();
         let bytes = encoded::<M, R>(&r);
         fresh = Some(r);
@@ -91,7 +93,7 @@ where
     // bad value.
     let r = (compute.take().expect("the loader did not run"))();
     if let Some(bytes) = encoded::<M, R>(&r) {
-        let _ = cache.set_bytes(ns, &key, &bytes, ttl);
+        let _ = cache.set_bytes(site.ns, &key, &bytes, ttl);
     }
     r
 }
@@ -101,7 +103,7 @@ where
 /// writes L2 on a blocking thread.
 pub async fn cached_async<M, R, Fut>(
     cache: Option<&Cache>,
-    ns: &str,
+    site: &Site,
     key: Result<String, Error>,
     ttl: Option<Duration>,
     compute: Fut,
@@ -113,7 +115,7 @@ where
     let (Some(cache), Ok(key)) = (cache, key) else {
         return compute.await;
     };
-    if let Some(Ok(value)) = peek::peek_with(cache, ns, &key, decode_value::<M::Value>) {
+    if let Some(Ok(value)) = peek::peek_with(cache, site, &key, decode_value::<M::Value>) {
         return M::from_cached(value);
     }
     loop {
@@ -127,7 +129,7 @@ where
                 None => continue, // the leader's value was not cached: try again
             },
         };
-        let read = blocking::run(|| cache.get_bytes(ns, &key)).await;
+        let read = blocking::run(|| cache.get_bytes(site.ns, &key)).await;
         if let Some(Ok(Some(bytes))) = read {
             if let Ok(value) = decode_value::<M::Value>(&bytes) {
                 leader.publish(bytes);
@@ -138,7 +140,7 @@ where
         if let Some(bytes) = encoded::<M, R>(&r) {
             let bytes = leader.publish(bytes);
             // Stored before the flight ends, so a caller after it finds the value.
-            let _ = blocking::run(|| cache.set_bytes(ns, &key, &bytes, ttl)).await;
+            let _ = blocking::run(|| cache.set_bytes(site.ns, &key, &bytes, ttl)).await;
         }
         drop(leader);
         return r;

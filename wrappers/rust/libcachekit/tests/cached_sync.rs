@@ -230,3 +230,55 @@ fn no_arguments_hash_the_empty_array() {
     let key = interop_key("config", "load.v2", &[(); 0]).unwrap();
     assert!(cache().get_bytes("config", &key).unwrap().is_some());
 }
+
+static HALF_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+#[cached(namespace = "floats", cache = cache())]
+fn half(x: f64) -> f64 {
+    HALF_RUNS.fetch_add(1, Ordering::SeqCst);
+    x / 2.0
+}
+
+#[test]
+fn an_argument_without_an_interop_key_runs_uncached() {
+    assert!(interop_key("floats", "half", &(f64::NAN,)).is_err()); // NaN has no canonical form
+    assert!(half(f64::NAN).is_nan());
+    assert!(half(f64::NAN).is_nan());
+    assert_eq!(HALF_RUNS.load(Ordering::SeqCst), 2);
+    assert_eq!(half(3.0), 1.5);
+    assert_eq!(half(3.0), 1.5);
+    assert_eq!(HALF_RUNS.load(Ordering::SeqCst), 3);
+}
+
+static STALE_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+fn swr_cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        Cache::builder()
+            .backend_url("memory://")
+            .swr(true, 0.05)
+            .build()
+            .expect("SWR cache")
+    })
+}
+
+#[cached(namespace = "stale", ttl = 4, cache = swr_cache())]
+fn versioned(id: u32) -> usize {
+    let _ = id;
+    STALE_RUNS.fetch_add(1, Ordering::SeqCst)
+}
+
+#[test]
+fn on_an_swr_cache_a_stale_hit_is_refreshed() {
+    assert_eq!(versioned(1), 0);
+    // Stale after 5 % of the TTL (0.2 s, +-10 %): the next hit claims the refresh.
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while STALE_RUNS.load(Ordering::SeqCst) < 2 && std::time::Instant::now() < deadline {
+        let _ = versioned(1);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(STALE_RUNS.load(Ordering::SeqCst), 2, "one refresh ran");
+    assert_eq!(versioned(1), 1); // the refreshed value
+}
