@@ -37,6 +37,11 @@ pub use types::{Bytes, Set, Timestamp};
 pub use value::Value;
 pub use values::{decode_value, encode_value};
 
+/// docs/rust.md: its Rust examples are compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../../docs/rust.md")]
+pub struct DocsRustMd;
+
 /// The raw bindings, for code that needs a call this crate does not wrap.
 pub use libcachekit_sys as sys;
 

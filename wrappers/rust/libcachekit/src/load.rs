@@ -79,7 +79,9 @@ where
             b"the loader panicked\0"
         }
     };
-    sys::cachekit_load_set_error(load, message.as_ptr().cast());
+    // The message waiting callers see (as UserError); its own status does not
+    // matter: the non-zero return already fails the load.
+    let _ = call(|err| sys::cachekit_load_set_error_ex(load, message.as_ptr().cast(), err));
     1
 }
 

@@ -43,6 +43,19 @@ fn names_codes_and_messages() {
 }
 
 #[test]
+fn payloads_that_are_not_one_msgpack_document_are_refused() {
+    let cache = Cache::builder().l1_only().build().unwrap();
+    let e = cache.set_bytes("users", "users:get_user:1", &[0xc1], None).unwrap_err();
+    assert!(!e.message().is_empty(), "{e:?}");
+    let r = cache.get_or_load_bytes("users", "users:get_user:2", None, || Ok::<_, ()>(vec![0x92, 0x01]));
+    match r {
+        Err(libcachekit::LoadError::Cache(e)) => assert!(!e.message().is_empty(), "{e:?}"),
+        other => panic!("a truncated document was accepted: {other:?}"),
+    }
+    println!("{e}");
+}
+
+#[test]
 fn keyring_round_trip_and_codec_calls() {
     let ring = Keyring::new(&"61".repeat(32), &[]).unwrap();
     let sealed = ring.encrypt(Some("t"), b"aad", b"hello").unwrap();

@@ -70,3 +70,14 @@ fn embedded_nul_in_namespace_is_refused() {
     assert!(matches!(err, Error::InvalidArgument { .. }), "{err:?}");
     assert!(err.message().contains("NUL"));
 }
+
+#[test]
+fn long_namespaces_work_and_too_long_ones_are_refused() {
+    let cache = l1_cache();
+    let ns = "n".repeat(300); // past the on-stack copy of short strings
+    cache.set_bytes(&ns, "k1", &[0x01], None).unwrap();
+    assert_eq!(cache.get_bytes(&ns, "k1").unwrap(), Some(vec![0x01]));
+    let err = cache.set_bytes(&"n".repeat(1025), "k2", &[0x01], None).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument { .. }), "{err:?}");
+    assert!(!err.message().is_empty());
+}
