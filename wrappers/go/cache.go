@@ -24,6 +24,7 @@ type Cache struct {
 	h       *C.cachekit_cache
 	backend *Backend // borrowed by the C cache: kept reachable while open
 	flights flightGroup
+	l1      bool // false when Options turned L1 off: the fast paths then skip their L1 peek
 }
 
 // scratch holds what one C call writes (its error and output buffer),
@@ -71,7 +72,7 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 		}
 		return nil, err
 	}
-	c := &Cache{gate: newGate(), h: h, backend: opts.Backend}
+	c := &Cache{gate: newGate(), h: h, backend: opts.Backend, l1: !opts.DisableL1}
 	runtime.SetFinalizer(c, reportLeak)
 	return c, nil
 }

@@ -61,7 +61,8 @@ const fastPathLimit = 16
 // left). The loader's error is returned as it is and never cached; a panic
 // in it is re-panicked in every waiting caller as a *PanicError. With SWR a
 // stale hit is returned at once and one caller refreshes it in the
-// background with load. The returned slice is the caller's own.
+// background with load. A miss reads L2 once. The returned slice is the
+// caller's own.
 func (c *Cache) GetOrLoad(ctx context.Context, ns, key string, load LoadFunc, opts ...LoadOption) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -82,37 +83,56 @@ func (c *Cache) GetOrLoad(ctx context.Context, ns, key string, load LoadFunc, op
 		return nil, err
 	}
 	fk := flightKey{ns: ns, key: key}
-	if loading, _ := ctx.Value(loadingKey{c, fk}).(bool); loading {
-		return nil, &Error{Code: StatusDeadlock, Name: StatusDeadlock.Name(),
-			Message: fmt.Sprintf("the loader of %q in namespace %q asked for its own key", key, ns)}
-	}
-
-	// Fast path: a hit needs one C call and no bookkeeping.
-	n, err := c.gate.enter()
-	if err != nil {
+	if err := c.selfLoad(ctx, fk); err != nil {
 		return nil, err
 	}
-	if n <= fastPathLimit {
-		s := getScratch()
-		rc := C.cachekit_cache_get_ex(c.h, &s.buf, &s.info, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
-		c.gate.leave()
-		if rc == C.CACHEKIT_OK {
-			if s.info.refresh != 0 {
-				c.refresh(ctx, fk, cns, load, secs, uint64(s.info.refresh_claim))
-			}
-			v := takeBuf(&s.buf)
-			putScratch(s)
-			return v, nil
-		}
-		err := errorFrom(rc, &s.err)
-		C.cachekit_buf_dispose(&s.buf)
-		putScratch(s)
-		if rc != C.CACHEKIT_ENOTFOUND {
+
+	// Fast path: an L1 hit needs one C call and no bookkeeping. It asks L1
+	// alone (peek): L2 is read once, by the flight's get_or_load below.
+	if c.l1 {
+		n, err := c.gate.enter()
+		if err != nil {
 			return nil, err
 		}
-	} else {
-		c.gate.leave()
+		if n <= fastPathLimit {
+			s := getScratch()
+			rc := C.cachekit_cache_peek_ex(c.h, &s.buf, &s.info, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
+			c.gate.leave()
+			if rc == C.CACHEKIT_OK {
+				if s.info.refresh != 0 {
+					c.refresh(ctx, fk, cns, load, secs, uint64(s.info.refresh_claim))
+				}
+				v := takeBuf(&s.buf)
+				putScratch(s)
+				return v, nil
+			}
+			err := errorFrom(rc, &s.err)
+			C.cachekit_buf_dispose(&s.buf)
+			putScratch(s)
+			if rc != C.CACHEKIT_ENOTFOUND {
+				return nil, err
+			}
+		} else {
+			c.gate.leave()
+		}
 	}
+	return c.loadMiss(ctx, fk, cns, load, secs)
+}
+
+// selfLoad is ErrDeadlock for a loader that asks its own cache for its own
+// key (the single flight would wait for itself).
+func (c *Cache) selfLoad(ctx context.Context, fk flightKey) error {
+	if loading, _ := ctx.Value(loadingKey{c, fk}).(bool); loading {
+		return &Error{Code: StatusDeadlock, Name: StatusDeadlock.Name(),
+			Message: fmt.Sprintf("the loader of %q in namespace %q asked for its own key", fk.key, fk.ns)}
+	}
+	return nil
+}
+
+// loadMiss is the rest of a get-or-load after L1 had nothing: the callers of
+// the key join one flight, whose C get_or_load makes the call's one L2 read
+// and runs load on a miss there.
+func (c *Cache) loadMiss(ctx context.Context, fk flightKey, cns []byte, load LoadFunc, secs C.double) ([]byte, error) {
 	return c.flights.wait(ctx, fk, func(f *flight) { go c.runFlight(f, fk, cns, load, secs) })
 }
 

@@ -35,30 +35,33 @@ func newWrapped(c *Cache, f Fn) *wrapped {
 type hitOutcome int
 
 const (
-	hitMiss     hitOutcome = iota // not stored: load it
+	hitMiss     hitOutcome = iota // not in L1 (or not asked): the miss path reads L2 and loads
 	hitDecoded                    // stored and decoded into the caller's value
 	hitBadShape                   // stored but not of the caller's type
-	hitCrowded                    // many calls are in C: take GetOrLoad's single flight
 )
 
-// tryHit reads key with one C call and, on a hit, decodes the value straight
-// from the library's buffer into *out: the value's bytes are not copied into
-// Go memory first (the decoder reads through an io.Reader, so the result
-// never aliases the C buffer; only its strings and byte slices are copied).
-// claim != 0 hands this caller a stale-while-revalidate refresh.
+// tryHit looks key up in L1 with one C call (peek: never L2, whose one
+// read is the miss path's get_or_load) and, on a hit, decodes the value
+// straight from the library's buffer into *out: the value's bytes are not
+// copied into Go memory first (the decoder reads through an io.Reader, so
+// the result never aliases the C buffer; only its strings and byte slices
+// are copied). claim != 0 hands this caller a stale-while-revalidate refresh.
 func tryHit[R any](w *wrapped, key string, out *R) (res hitOutcome, claim uint64, err error) {
 	c := w.c
+	if !c.l1 {
+		return hitMiss, 0, nil
+	}
 	n, err := c.gate.enter()
 	if err != nil {
 		return hitMiss, 0, err
 	}
 	if n > fastPathLimit {
 		c.gate.leave()
-		return hitCrowded, 0, nil
+		return hitMiss, 0, nil
 	}
 	s := getHitScratch()
 	defer putHitScratch(s)
-	rc := C.cachekit_cache_get_ex(c.h, &s.buf, &s.info, charPtr(w.cns), stringPtr(key), C.size_t(len(key)), &s.err)
+	rc := C.cachekit_cache_peek_ex(c.h, &s.buf, &s.info, charPtr(w.cns), stringPtr(key), C.size_t(len(key)), &s.err)
 	c.gate.leave() // the buffer is the caller's memory: it outlives the handle
 	switch rc {
 	case C.CACHEKIT_OK:
