@@ -130,10 +130,9 @@ func (b *Backend) Get(ctx context.Context, key []byte) ([]byte, error) {
 	defer putScratch(s)
 	rc := C.cachekit_backend_get_ex(b.h, &s.buf, bytesPtr(key), C.size_t(len(key)), &s.err)
 	if err := errorFrom(rc, &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
 		return nil, err
 	}
-	return takeBuf(&s.buf), nil
+	return s.bytes(), nil
 }
 
 // backendTTL maps a Go TTL to the backend's: 0 or NoExpiry = none.
@@ -218,10 +217,9 @@ func (b *Backend) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) 
 	rc := C.cachekit_backend_get_many_packed_ex(b.h, &s.buf, &voffs[0], &results[0], bytesPtr(kbuf),
 		&koffs[0], C.size_t(len(keys)), &s.err)
 	if err := errorFrom(rc, &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
 		return nil, err
 	}
-	all := takeBuf(&s.buf) // one copy of every value; the results share it
+	all := s.bytes() // one copy of every value; the results share it
 	out := make([][]byte, len(keys))
 	for i := range keys {
 		if results[i] == C.CACHEKIT_OK {

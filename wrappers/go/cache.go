@@ -10,9 +10,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"time"
-	"unsafe"
 )
 
 // Cache is one libcachekit cache handle (L1 -> L2 with single-flight, SWR
@@ -26,26 +24,6 @@ type Cache struct {
 	flights flightGroup
 	l1      bool // false when Options turned L1 off: the fast paths then skip their L1 peek
 }
-
-// scratch holds what one C call writes (its error and output buffer),
-// pooled because a cachekit_error is 1 KiB. buf holds no C memory when the
-// scratch is back in the pool (takeBuf disposes it).
-type scratch struct {
-	err  C.cachekit_error
-	buf  C.cachekit_buf
-	info C.cachekit_lookup
-}
-
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
-
-func getScratch() *scratch {
-	s := scratchPool.Get().(*scratch)
-	s.err.struct_size = C.size_t(unsafe.Sizeof(s.err))
-	s.info = C.cachekit_lookup{struct_size: C.size_t(unsafe.Sizeof(s.info)), age_seconds: -1, temporal_keys: -1}
-	return s
-}
-
-func putScratch(s *scratch) { scratchPool.Put(s) }
 
 // New creates a cache. The context bounds nothing inside the C call (it
 // opens no connection: Redis connects lazily) but a cancelled one fails at once.
@@ -133,10 +111,9 @@ func (c *Cache) Get(ctx context.Context, ns, key string) ([]byte, error) {
 	defer putScratch(s)
 	rc := C.cachekit_cache_get_ex(h, &s.buf, nil, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
 	if err := errorFrom(rc, &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
 		return nil, err
 	}
-	return takeBuf(&s.buf), nil
+	return s.bytes(), nil
 }
 
 // Set stores value (one MessagePack document) under key in both tiers.
@@ -232,8 +209,7 @@ func (c *Cache) MetricsText() (string, error) {
 	s := getScratch()
 	defer putScratch(s)
 	if err := errorFrom(C.cachekit_cache_metrics_text_ex(h, &s.buf, &s.err), &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
 		return "", err
 	}
-	return takeString(&s.buf), nil
+	return s.string(), nil
 }

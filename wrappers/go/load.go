@@ -102,12 +102,11 @@ func (c *Cache) GetOrLoad(ctx context.Context, ns, key string, load LoadFunc, op
 				if s.info.refresh != 0 {
 					c.refresh(ctx, fk, cns, load, secs, uint64(s.info.refresh_claim))
 				}
-				v := takeBuf(&s.buf)
+				v := s.bytes()
 				putScratch(s)
 				return v, nil
 			}
 			err := errorFrom(rc, &s.err)
-			C.cachekit_buf_dispose(&s.buf)
 			putScratch(s)
 			if rc != C.CACHEKIT_ENOTFOUND {
 				return nil, err
@@ -133,7 +132,7 @@ func (c *Cache) selfLoad(ctx context.Context, fk flightKey) error {
 // the key join one flight, whose C get_or_load makes the call's one L2 read
 // and runs load on a miss there.
 func (c *Cache) loadMiss(ctx context.Context, fk flightKey, cns []byte, load LoadFunc, secs C.double) ([]byte, error) {
-	return c.flights.wait(ctx, fk, func(f *flight) { go c.runFlight(f, fk, cns, load, secs) })
+	return c.flights.wait(ctx, fk, func(f *flight) { c.runFlight(f, fk, cns, load, secs) })
 }
 
 // refresh lands a stale-while-revalidate refresh in the background (this
@@ -162,8 +161,7 @@ func (c *Cache) refresh(ctx context.Context, fk flightKey, cns []byte, load Load
 	}()
 }
 
-// runFlight is the one C get_or_load of a key's flight; it runs in its own
-// goroutine so that callers can stop waiting while it goes on.
+// runFlight is the one C get_or_load of a key's flight.
 func (c *Cache) runFlight(f *flight, fk flightKey, cns []byte, load LoadFunc, secs C.double) {
 	defer c.flights.finish(fk, f)
 	h, err := c.acquire()
@@ -183,7 +181,7 @@ func (c *Cache) runFlight(f *flight, fk flightKey, cns []byte, load LoadFunc, se
 	case lc.panic != nil:
 		f.panic = lc.panic
 	case rc == C.CACHEKIT_OK:
-		f.val = takeBuf(&s.buf)
+		f.val = s.bytes()
 		if s.info.refresh != 0 {
 			c.refresh(f.ctx, fk, cns, load, secs, uint64(s.info.refresh_claim))
 		}
@@ -192,7 +190,6 @@ func (c *Cache) runFlight(f *flight, fk flightKey, cns []byte, load LoadFunc, se
 	default:
 		f.err = errorFrom(rc, &s.err)
 	}
-	C.cachekit_buf_dispose(&s.buf)
 }
 
 // loadingKey marks a loader's context, so a loader that asks its own cache
@@ -242,9 +239,12 @@ type flightGroup struct {
 	m  map[flightKey]*flight
 }
 
-// wait joins the key's flight (starting it with start when there is none)
-// and waits for its outcome or ctx's end.
-func (g *flightGroup) wait(ctx context.Context, fk flightKey, start func(*flight)) ([]byte, error) {
+// wait joins the key's flight (starting run when there is none) and waits
+// for its outcome or ctx's end. run goes in a goroutine of its own, so that
+// callers can stop waiting while it goes on, unless the caller's ctx can
+// never end: that caller would wait for it anyway, so it runs it itself
+// (an L2 hit then costs no goroutine and no hand-over).
+func (g *flightGroup) wait(ctx context.Context, fk flightKey, run func(*flight)) ([]byte, error) {
 	g.mu.Lock()
 	if g.m == nil {
 		g.m = make(map[flightKey]*flight)
@@ -254,7 +254,13 @@ func (g *flightGroup) wait(ctx context.Context, fk flightKey, start func(*flight
 		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		f = &flight{ctx: lctx, cancel: cancel, done: make(chan struct{})}
 		g.m[fk] = f
-		start(f)
+		if ctx.Done() == nil {
+			f.waiters++
+			g.mu.Unlock()
+			run(f)
+			return g.outcome(f)
+		}
+		go run(f)
 	}
 	f.waiters++
 	g.mu.Unlock()
@@ -265,6 +271,11 @@ func (g *flightGroup) wait(ctx context.Context, fk flightKey, start func(*flight
 		g.leave(f)
 		return nil, ctx.Err()
 	}
+	return g.outcome(f)
+}
+
+// outcome hands a finished flight's result to one of its callers.
+func (g *flightGroup) outcome(f *flight) ([]byte, error) {
 	g.mu.Lock()
 	f.waiters--
 	own := f.given
