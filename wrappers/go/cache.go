@@ -82,15 +82,16 @@ func (c *Cache) Close() error {
 	return nil
 }
 
-// acquire holds the handle open for one call; release with c.release.
-func (c *Cache) acquire() (*C.cachekit_cache, error) {
-	if _, err := c.gate.enter(); err != nil {
+// acquire holds the handle open for one call, counted on s's gate slot;
+// release with c.release(s).
+func (c *Cache) acquire(s *scratch) (*C.cachekit_cache, error) {
+	if err := c.gate.enter(s.slot); err != nil {
 		return nil, err
 	}
 	return c.h, nil
 }
 
-func (c *Cache) release() { c.gate.leave() }
+func (c *Cache) release(s *scratch) { c.gate.leave(s.slot) }
 
 // Get returns the value (one MessagePack document) stored under key in
 // namespace ns, or an error matching ErrNotFound on a miss.
@@ -102,13 +103,13 @@ func (c *Cache) Get(ctx context.Context, ns, key string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return nil, err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	rc := C.cachekit_cache_get_ex(h, &s.buf, nil, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
 	if err := errorFrom(rc, &s.err); err != nil {
 		return nil, err
@@ -130,13 +131,13 @@ func (c *Cache) Set(ctx context.Context, ns, key string, value []byte, ttl time.
 	if err != nil {
 		return err
 	}
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	rc := C.cachekit_cache_put_ex(h, charPtr(cns), stringPtr(key), C.size_t(len(key)),
 		bytesPtr(value), C.size_t(len(value)), secs, &s.err)
 	return errorFrom(rc, &s.err)
@@ -151,13 +152,13 @@ func (c *Cache) Delete(ctx context.Context, ns, key string) error {
 	if err != nil {
 		return err
 	}
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	rc := C.cachekit_cache_invalidate_ex(h, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
 	return errorFrom(rc, &s.err)
 }
@@ -173,13 +174,13 @@ func (c *Cache) InvalidateNamespace(ctx context.Context, ns string) error {
 	if err != nil {
 		return err
 	}
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	return errorFrom(C.cachekit_cache_invalidate_namespace_ex(h, charPtr(cns), &s.err), &s.err)
 }
 
@@ -189,25 +190,25 @@ func (c *Cache) Clear(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	return errorFrom(C.cachekit_cache_clear_ex(h, &s.err), &s.err)
 }
 
 // MetricsText is the cache's metrics in the Prometheus text format.
 func (c *Cache) MetricsText() (string, error) {
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return "", err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	if err := errorFrom(C.cachekit_cache_metrics_text_ex(h, &s.buf, &s.err), &s.err); err != nil {
 		return "", err
 	}

@@ -115,12 +115,12 @@ func (k *Keyring) Decrypt(tenant string, fingerprint, aad, ciphertext []byte) (p
 			return nil, 0, err
 		}
 	}
-	if _, err := k.gate.enter(); err != nil {
-		return nil, 0, err
-	}
-	defer k.gate.leave()
 	s := getScratch()
 	defer putScratch(s)
+	if err := k.gate.enter(s.slot); err != nil {
+		return nil, 0, err
+	}
+	defer k.gate.leave(s.slot)
 	var idx C.int
 	var fp *C.uchar
 	if fingerprint != nil {

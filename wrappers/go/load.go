@@ -48,12 +48,6 @@ func (p *PanicError) Unwrap() error {
 	return nil
 }
 
-// fastPathLimit bounds the goroutines of one cache that may be inside a C
-// call when a GetOrLoad tries its key directly; the others go through the
-// Go single flight, so a stampede on a cold key parks goroutines in Go
-// instead of pinning one OS thread each inside C.
-const fastPathLimit = 16
-
 // GetOrLoad returns the value of key, computing it with load on a miss.
 // Concurrent callers of one key in this process share one load (merged in
 // Go before entering C); each stops waiting when its own ctx ends while the
@@ -88,31 +82,30 @@ func (c *Cache) GetOrLoad(ctx context.Context, ns, key string, load LoadFunc, op
 	}
 
 	// Fast path: an L1 hit needs one C call and no bookkeeping. It asks L1
-	// alone (peek): L2 is read once, by the flight's get_or_load below.
+	// alone (peek), which never waits on L2 or a load, so even a stampede
+	// holds an OS thread only briefly here; L2 is read once, by the
+	// flight's get_or_load below.
 	if c.l1 {
-		n, err := c.gate.enter()
+		s := getScratch()
+		h, err := c.acquire(s)
 		if err != nil {
+			putScratch(s)
 			return nil, err
 		}
-		if n <= fastPathLimit {
-			s := getScratch()
-			rc := C.cachekit_cache_peek_ex(c.h, &s.buf, &s.info, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
-			c.gate.leave()
-			if rc == C.CACHEKIT_OK {
-				if s.info.refresh != 0 {
-					c.refresh(ctx, fk, cns, load, secs, uint64(s.info.refresh_claim))
-				}
-				v := s.bytes()
-				putScratch(s)
-				return v, nil
+		rc := C.cachekit_cache_peek_ex(h, &s.buf, &s.info, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
+		c.release(s)
+		if rc == C.CACHEKIT_OK {
+			if s.info.refresh != 0 {
+				c.refresh(ctx, fk, cns, load, secs, uint64(s.info.refresh_claim))
 			}
-			err := errorFrom(rc, &s.err)
+			v := s.bytes()
 			putScratch(s)
-			if rc != C.CACHEKIT_ENOTFOUND {
-				return nil, err
-			}
-		} else {
-			c.gate.leave()
+			return v, nil
+		}
+		err = errorFrom(rc, &s.err)
+		putScratch(s)
+		if rc != C.CACHEKIT_ENOTFOUND {
+			return nil, err
 		}
 	}
 	return c.loadMiss(ctx, fk, cns, load, secs)
@@ -142,13 +135,13 @@ func (c *Cache) refresh(ctx context.Context, fk flightKey, cns []byte, load Load
 	lctx := context.WithValue(context.WithoutCancel(ctx), loadingKey{c, fk}, true)
 	go func() {
 		v, err, p := callLoader(lctx, load)
-		h, gerr := c.acquire()
+		s := getScratch()
+		defer putScratch(s)
+		h, gerr := c.acquire(s)
 		if gerr != nil {
 			return
 		}
-		defer c.release()
-		s := getScratch()
-		defer putScratch(s)
+		defer c.release(s)
 		if p != nil || err != nil {
 			if p != nil {
 				log.Printf("cachekit: the refresh of %q panicked: %v\n%s", fk.key, p.Value, p.Stack)
@@ -164,17 +157,17 @@ func (c *Cache) refresh(ctx context.Context, fk flightKey, cns []byte, load Load
 // runFlight is the one C get_or_load of a key's flight.
 func (c *Cache) runFlight(f *flight, fk flightKey, cns []byte, load LoadFunc, secs C.double) {
 	defer c.flights.finish(fk, f)
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		f.err = err
 		return
 	}
-	defer c.release()
+	defer c.release(s)
 	lc := &loadCall{ctx: context.WithValue(f.ctx, loadingKey{c, fk}, true), load: load}
 	handle := cgo.NewHandle(lc)
 	defer handle.Delete()
-	s := getScratch()
-	defer putScratch(s)
 	rc := C.ck_get_or_load(h, &s.buf, &s.info, charPtr(cns), stringPtr(fk.key), C.size_t(len(fk.key)), secs,
 		C.uintptr_t(handle), &s.err)
 	switch {

@@ -8,6 +8,7 @@ import "C"
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -22,13 +23,18 @@ type scratch struct {
 	buf  C.cachekit_buf
 	info C.cachekit_lookup
 	dec  valueDecoder
+	slot uint32 // the gate stripe its calls count on (see gate)
 }
 
 // bufKeep is the largest buffer a pooled scratch keeps.
 const bufKeep = 64 << 10
 
+// nextSlot numbers new scratches, so scratches made on different Ps count
+// on different gate stripes.
+var nextSlot atomic.Uint32
+
 var scratchPool = sync.Pool{New: func() any {
-	s := new(scratch)
+	s := &scratch{slot: nextSlot.Add(1)}
 	runtime.SetFinalizer(s, func(s *scratch) { C.cachekit_buf_dispose(&s.buf) })
 	return s
 }}

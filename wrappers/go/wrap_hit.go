@@ -48,18 +48,14 @@ func tryHit[R any](w *wrapped, key string, out *R) (res hitOutcome, claim uint64
 	if !c.l1 {
 		return hitMiss, 0, nil
 	}
-	n, err := c.gate.enter()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return hitMiss, 0, err
 	}
-	if n > fastPathLimit {
-		c.gate.leave()
-		return hitMiss, 0, nil
-	}
-	s := getScratch()
-	defer putScratch(s)
-	rc := C.cachekit_cache_peek_ex(c.h, &s.buf, &s.info, charPtr(w.cns), stringPtr(key), C.size_t(len(key)), &s.err)
-	c.gate.leave() // the buffer is the caller's memory: it outlives the handle
+	rc := C.cachekit_cache_peek_ex(h, &s.buf, &s.info, charPtr(w.cns), stringPtr(key), C.size_t(len(key)), &s.err)
+	c.release(s) // the buffer is the caller's memory: it outlives the handle
 	switch rc {
 	case C.CACHEKIT_OK:
 	case C.CACHEKIT_ENOTFOUND:
