@@ -83,10 +83,10 @@ func OpenBackend(ctx context.Context, url string, opts BackendOptions) (*Backend
 }
 
 func (b *Backend) borrow() error {
-	if _, err := b.gate.enter(); err != nil {
+	if err := b.gate.enter(0); err != nil {
 		return err
 	}
-	defer b.gate.leave()
+	defer b.gate.leave(0)
 	b.borrows.Add(1)
 	return nil
 }
@@ -110,10 +110,10 @@ func (b *Backend) Close() error {
 
 // Kind is "redis", "file" or "memory" ("" once closed).
 func (b *Backend) Kind() string {
-	if _, err := b.gate.enter(); err != nil {
+	if err := b.gate.enter(0); err != nil {
 		return ""
 	}
-	defer b.gate.leave()
+	defer b.gate.leave(0)
 	return C.GoString(C.cachekit_backend_kind(b.h))
 }
 
@@ -122,18 +122,17 @@ func (b *Backend) Get(ctx context.Context, key []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := b.gate.enter(); err != nil {
-		return nil, err
-	}
-	defer b.gate.leave()
 	s := getScratch()
 	defer putScratch(s)
-	rc := C.cachekit_backend_get_ex(b.h, &s.buf, bytesPtr(key), C.size_t(len(key)), &s.err)
-	if err := errorFrom(rc, &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
+	if err := b.gate.enter(s.slot); err != nil {
 		return nil, err
 	}
-	return takeBuf(&s.buf), nil
+	defer b.gate.leave(s.slot)
+	rc := C.cachekit_backend_get_ex(b.h, &s.buf, bytesPtr(key), C.size_t(len(key)), &s.err)
+	if err := errorFrom(rc, &s.err); err != nil {
+		return nil, err
+	}
+	return s.bytes(), nil
 }
 
 // backendTTL maps a Go TTL to the backend's: 0 or NoExpiry = none.
@@ -156,12 +155,12 @@ func (b *Backend) Set(ctx context.Context, key, value []byte, ttl time.Duration)
 	if err != nil {
 		return err
 	}
-	if _, err := b.gate.enter(); err != nil {
-		return err
-	}
-	defer b.gate.leave()
 	s := getScratch()
 	defer putScratch(s)
+	if err := b.gate.enter(s.slot); err != nil {
+		return err
+	}
+	defer b.gate.leave(s.slot)
 	rc := C.cachekit_backend_set_ex(b.h, bytesPtr(key), C.size_t(len(key)), bytesPtr(value),
 		C.size_t(len(value)), secs, &s.err)
 	return errorFrom(rc, &s.err)
@@ -172,12 +171,12 @@ func (b *Backend) Delete(ctx context.Context, key []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := b.gate.enter(); err != nil {
-		return err
-	}
-	defer b.gate.leave()
 	s := getScratch()
 	defer putScratch(s)
+	if err := b.gate.enter(s.slot); err != nil {
+		return err
+	}
+	defer b.gate.leave(s.slot)
 	return errorFrom(C.cachekit_backend_delete_ex(b.h, bytesPtr(key), C.size_t(len(key)), &s.err), &s.err)
 }
 
@@ -209,19 +208,18 @@ func (b *Backend) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) 
 	kbuf, koffs := pack(keys)
 	voffs := make([]C.size_t, len(keys)+1)
 	results := make([]C.int, len(keys))
-	if _, err := b.gate.enter(); err != nil {
-		return nil, err
-	}
-	defer b.gate.leave()
 	s := getScratch()
 	defer putScratch(s)
+	if err := b.gate.enter(s.slot); err != nil {
+		return nil, err
+	}
+	defer b.gate.leave(s.slot)
 	rc := C.cachekit_backend_get_many_packed_ex(b.h, &s.buf, &voffs[0], &results[0], bytesPtr(kbuf),
 		&koffs[0], C.size_t(len(keys)), &s.err)
 	if err := errorFrom(rc, &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
 		return nil, err
 	}
-	all := takeBuf(&s.buf) // one copy of every value; the results share it
+	all := s.bytes() // one copy of every value; the results share it
 	out := make([][]byte, len(keys))
 	for i := range keys {
 		if results[i] == C.CACHEKIT_OK {
@@ -249,12 +247,12 @@ func (b *Backend) SetMany(ctx context.Context, keys, values [][]byte, ttl time.D
 	}
 	kbuf, koffs := pack(keys)
 	vbuf, voffs := pack(values)
-	if _, err := b.gate.enter(); err != nil {
-		return err
-	}
-	defer b.gate.leave()
 	s := getScratch()
 	defer putScratch(s)
+	if err := b.gate.enter(s.slot); err != nil {
+		return err
+	}
+	defer b.gate.leave(s.slot)
 	rc := C.cachekit_backend_set_many_packed_ex(b.h, bytesPtr(kbuf), &koffs[0], bytesPtr(vbuf), &voffs[0],
 		C.size_t(len(keys)), secs, &s.err)
 	return errorFrom(rc, &s.err)

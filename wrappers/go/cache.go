@@ -10,9 +10,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"time"
-	"unsafe"
 )
 
 // Cache is one libcachekit cache handle (L1 -> L2 with single-flight, SWR
@@ -24,27 +22,8 @@ type Cache struct {
 	h       *C.cachekit_cache
 	backend *Backend // borrowed by the C cache: kept reachable while open
 	flights flightGroup
+	l1      bool // false when Options turned L1 off: the fast paths then skip their L1 peek
 }
-
-// scratch holds what one C call writes (its error and output buffer),
-// pooled because a cachekit_error is 1 KiB. buf holds no C memory when the
-// scratch is back in the pool (takeBuf disposes it).
-type scratch struct {
-	err  C.cachekit_error
-	buf  C.cachekit_buf
-	info C.cachekit_lookup
-}
-
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
-
-func getScratch() *scratch {
-	s := scratchPool.Get().(*scratch)
-	s.err.struct_size = C.size_t(unsafe.Sizeof(s.err))
-	s.info = C.cachekit_lookup{struct_size: C.size_t(unsafe.Sizeof(s.info)), age_seconds: -1, temporal_keys: -1}
-	return s
-}
-
-func putScratch(s *scratch) { scratchPool.Put(s) }
 
 // New creates a cache. The context bounds nothing inside the C call (it
 // opens no connection: Redis connects lazily) but a cancelled one fails at once.
@@ -71,7 +50,7 @@ func New(ctx context.Context, opts Options) (*Cache, error) {
 		}
 		return nil, err
 	}
-	c := &Cache{gate: newGate(), h: h, backend: opts.Backend}
+	c := &Cache{gate: newGate(), h: h, backend: opts.Backend, l1: !opts.DisableL1}
 	runtime.SetFinalizer(c, reportLeak)
 	return c, nil
 }
@@ -103,15 +82,16 @@ func (c *Cache) Close() error {
 	return nil
 }
 
-// acquire holds the handle open for one call; release with c.release.
-func (c *Cache) acquire() (*C.cachekit_cache, error) {
-	if _, err := c.gate.enter(); err != nil {
+// acquire holds the handle open for one call, counted on s's gate slot;
+// release with c.release(s).
+func (c *Cache) acquire(s *scratch) (*C.cachekit_cache, error) {
+	if err := c.gate.enter(s.slot); err != nil {
 		return nil, err
 	}
 	return c.h, nil
 }
 
-func (c *Cache) release() { c.gate.leave() }
+func (c *Cache) release(s *scratch) { c.gate.leave(s.slot) }
 
 // Get returns the value (one MessagePack document) stored under key in
 // namespace ns, or an error matching ErrNotFound on a miss.
@@ -123,19 +103,18 @@ func (c *Cache) Get(ctx context.Context, ns, key string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return nil, err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	rc := C.cachekit_cache_get_ex(h, &s.buf, nil, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
 	if err := errorFrom(rc, &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
 		return nil, err
 	}
-	return takeBuf(&s.buf), nil
+	return s.bytes(), nil
 }
 
 // Set stores value (one MessagePack document) under key in both tiers.
@@ -152,13 +131,13 @@ func (c *Cache) Set(ctx context.Context, ns, key string, value []byte, ttl time.
 	if err != nil {
 		return err
 	}
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	rc := C.cachekit_cache_put_ex(h, charPtr(cns), stringPtr(key), C.size_t(len(key)),
 		bytesPtr(value), C.size_t(len(value)), secs, &s.err)
 	return errorFrom(rc, &s.err)
@@ -173,13 +152,13 @@ func (c *Cache) Delete(ctx context.Context, ns, key string) error {
 	if err != nil {
 		return err
 	}
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	rc := C.cachekit_cache_invalidate_ex(h, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
 	return errorFrom(rc, &s.err)
 }
@@ -195,13 +174,13 @@ func (c *Cache) InvalidateNamespace(ctx context.Context, ns string) error {
 	if err != nil {
 		return err
 	}
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	return errorFrom(C.cachekit_cache_invalidate_namespace_ex(h, charPtr(cns), &s.err), &s.err)
 }
 
@@ -211,28 +190,27 @@ func (c *Cache) Clear(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	return errorFrom(C.cachekit_cache_clear_ex(h, &s.err), &s.err)
 }
 
 // MetricsText is the cache's metrics in the Prometheus text format.
 func (c *Cache) MetricsText() (string, error) {
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return "", err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	if err := errorFrom(C.cachekit_cache_metrics_text_ex(h, &s.buf, &s.err), &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
 		return "", err
 	}
-	return takeString(&s.buf), nil
+	return s.string(), nil
 }

@@ -65,24 +65,3 @@ func charPtr(b []byte) *C.char {
 	}
 	return (*C.char)(unsafe.Pointer(&b[0]))
 }
-
-// takeBuf copies the buffer's bytes into Go memory (one copy) and frees it.
-func takeBuf(buf *C.cachekit_buf) []byte {
-	var out []byte
-	if buf.ptr != nil {
-		out = C.GoBytes(unsafe.Pointer(buf.ptr), C.int(buf.size))
-	} else {
-		out = []byte{}
-	}
-	C.cachekit_buf_dispose(buf)
-	return out
-}
-
-func takeString(buf *C.cachekit_buf) string {
-	var s string
-	if buf.ptr != nil {
-		s = C.GoStringN(buf.ptr, C.int(buf.size))
-	}
-	C.cachekit_buf_dispose(buf)
-	return s
-}

@@ -27,14 +27,13 @@ func CheckValue(data []byte) error {
 func UnwrapEnvelope(envelope []byte) (data []byte, format string, err error) {
 	s := getScratch()
 	defer putScratch(s)
-	var fbuf C.cachekit_buf
-	rc := C.cachekit_envelope_unwrap_ex(&s.buf, &fbuf, bytesPtr(envelope), C.size_t(len(envelope)), &s.err)
+	f := getScratch() // for the format string
+	defer putScratch(f)
+	rc := C.cachekit_envelope_unwrap_ex(&s.buf, &f.buf, bytesPtr(envelope), C.size_t(len(envelope)), &s.err)
 	if err := errorFrom(rc, &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
-		C.cachekit_buf_dispose(&fbuf)
 		return nil, "", err
 	}
-	return takeBuf(&s.buf), takeString(&fbuf), nil
+	return s.bytes(), f.string(), nil
 }
 
 // DecryptWithKey opens nonce || ciphertext || tag with a derived 32-byte
@@ -48,10 +47,9 @@ func DecryptWithKey(key, aad, ciphertext []byte) ([]byte, error) {
 	rc := C.cachekit_crypto_decrypt_ex(&s.buf, (*C.uchar)(unsafe.Pointer(&key[0])), bytesPtr(aad), C.size_t(len(aad)),
 		bytesPtr(ciphertext), C.size_t(len(ciphertext)), &s.err)
 	if err := errorFrom(rc, &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
 		return nil, err
 	}
-	return takeBuf(&s.buf), nil
+	return s.bytes(), nil
 }
 
 // Keyring is a current master key plus up to 3 decrypt-only previous keys,
@@ -117,12 +115,12 @@ func (k *Keyring) Decrypt(tenant string, fingerprint, aad, ciphertext []byte) (p
 			return nil, 0, err
 		}
 	}
-	if _, err := k.gate.enter(); err != nil {
-		return nil, 0, err
-	}
-	defer k.gate.leave()
 	s := getScratch()
 	defer putScratch(s)
+	if err := k.gate.enter(s.slot); err != nil {
+		return nil, 0, err
+	}
+	defer k.gate.leave(s.slot)
 	var idx C.int
 	var fp *C.uchar
 	if fingerprint != nil {
@@ -131,8 +129,7 @@ func (k *Keyring) Decrypt(tenant string, fingerprint, aad, ciphertext []byte) (p
 	rc := C.cachekit_keyring_decrypt_ex(k.h, &s.buf, &idx, charPtr(ct), fp, bytesPtr(aad), C.size_t(len(aad)),
 		bytesPtr(ciphertext), C.size_t(len(ciphertext)), &s.err)
 	if err := errorFrom(rc, &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
 		return nil, 0, err
 	}
-	return takeBuf(&s.buf), int(idx), nil
+	return s.bytes(), int(idx), nil
 }

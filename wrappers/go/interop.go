@@ -24,10 +24,9 @@ func InteropKey(ns, op string, args []byte) (string, error) {
 	defer putScratch(s)
 	rc := C.cachekit_key_interop_ex(&s.buf, nil, charPtr(cns), charPtr(cop), bytesPtr(args), C.size_t(len(args)), &s.err)
 	if err := errorFrom(rc, &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
 		return "", err
 	}
-	return takeString(&s.buf), nil
+	return s.string(), nil
 }
 
 // CanonicalValue re-encodes one MessagePack value canonically (the
@@ -44,10 +43,14 @@ func CanonicalArgs(args []byte) ([]byte, error) {
 func canonical(doc []byte, profile C.int) ([]byte, error) {
 	s := getScratch()
 	defer putScratch(s)
-	rc := C.cachekit_msgpack_canonical_ex(&s.buf, bytesPtr(doc), C.size_t(len(doc)), profile, &s.err)
-	if err := errorFrom(rc, &s.err); err != nil {
-		C.cachekit_buf_dispose(&s.buf)
+	if err := s.canonical(doc, profile); err != nil {
 		return nil, err
 	}
-	return takeBuf(&s.buf), nil
+	return s.bytes(), nil
+}
+
+// canonical writes doc's canonical form into the scratch's buffer.
+func (s *scratch) canonical(doc []byte, profile C.int) error {
+	rc := C.cachekit_msgpack_canonical_ex(&s.buf, bytesPtr(doc), C.size_t(len(doc)), profile, &s.err)
+	return errorFrom(rc, &s.err)
 }

@@ -48,12 +48,6 @@ func (p *PanicError) Unwrap() error {
 	return nil
 }
 
-// fastPathLimit bounds the goroutines of one cache that may be inside a C
-// call when a GetOrLoad tries its key directly; the others go through the
-// Go single flight, so a stampede on a cold key parks goroutines in Go
-// instead of pinning one OS thread each inside C.
-const fastPathLimit = 16
-
 // GetOrLoad returns the value of key, computing it with load on a miss.
 // Concurrent callers of one key in this process share one load (merged in
 // Go before entering C); each stops waiting when its own ctx ends while the
@@ -61,7 +55,8 @@ const fastPathLimit = 16
 // left). The loader's error is returned as it is and never cached; a panic
 // in it is re-panicked in every waiting caller as a *PanicError. With SWR a
 // stale hit is returned at once and one caller refreshes it in the
-// background with load. The returned slice is the caller's own.
+// background with load. A miss reads L2 once. The returned slice is the
+// caller's own.
 func (c *Cache) GetOrLoad(ctx context.Context, ns, key string, load LoadFunc, opts ...LoadOption) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -82,38 +77,55 @@ func (c *Cache) GetOrLoad(ctx context.Context, ns, key string, load LoadFunc, op
 		return nil, err
 	}
 	fk := flightKey{ns: ns, key: key}
-	if loading, _ := ctx.Value(loadingKey{c, fk}).(bool); loading {
-		return nil, &Error{Code: StatusDeadlock, Name: StatusDeadlock.Name(),
-			Message: fmt.Sprintf("the loader of %q in namespace %q asked for its own key", key, ns)}
-	}
-
-	// Fast path: a hit needs one C call and no bookkeeping.
-	n, err := c.gate.enter()
-	if err != nil {
+	if err := c.selfLoad(ctx, fk); err != nil {
 		return nil, err
 	}
-	if n <= fastPathLimit {
+
+	// Fast path: an L1 hit needs one C call and no bookkeeping. It asks L1
+	// alone (peek), which never waits on L2 or a load, so even a stampede
+	// holds an OS thread only briefly here; L2 is read once, by the
+	// flight's get_or_load below.
+	if c.l1 {
 		s := getScratch()
-		rc := C.cachekit_cache_get_ex(c.h, &s.buf, &s.info, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
-		c.gate.leave()
+		h, err := c.acquire(s)
+		if err != nil {
+			putScratch(s)
+			return nil, err
+		}
+		rc := C.cachekit_cache_peek_ex(h, &s.buf, &s.info, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
+		c.release(s)
 		if rc == C.CACHEKIT_OK {
 			if s.info.refresh != 0 {
 				c.refresh(ctx, fk, cns, load, secs, uint64(s.info.refresh_claim))
 			}
-			v := takeBuf(&s.buf)
+			v := s.bytes()
 			putScratch(s)
 			return v, nil
 		}
-		err := errorFrom(rc, &s.err)
-		C.cachekit_buf_dispose(&s.buf)
+		err = errorFrom(rc, &s.err)
 		putScratch(s)
 		if rc != C.CACHEKIT_ENOTFOUND {
 			return nil, err
 		}
-	} else {
-		c.gate.leave()
 	}
-	return c.flights.wait(ctx, fk, func(f *flight) { go c.runFlight(f, fk, cns, load, secs) })
+	return c.loadMiss(ctx, fk, cns, load, secs)
+}
+
+// selfLoad is ErrDeadlock for a loader that asks its own cache for its own
+// key (the single flight would wait for itself).
+func (c *Cache) selfLoad(ctx context.Context, fk flightKey) error {
+	if loading, _ := ctx.Value(loadingKey{c, fk}).(bool); loading {
+		return &Error{Code: StatusDeadlock, Name: StatusDeadlock.Name(),
+			Message: fmt.Sprintf("the loader of %q in namespace %q asked for its own key", fk.key, fk.ns)}
+	}
+	return nil
+}
+
+// loadMiss is the rest of a get-or-load after L1 had nothing: the callers of
+// the key join one flight, whose C get_or_load makes the call's one L2 read
+// and runs load on a miss there.
+func (c *Cache) loadMiss(ctx context.Context, fk flightKey, cns []byte, load LoadFunc, secs C.double) ([]byte, error) {
+	return c.flights.wait(ctx, fk, func(f *flight) { c.runFlight(f, fk, cns, load, secs) })
 }
 
 // refresh lands a stale-while-revalidate refresh in the background (this
@@ -123,13 +135,13 @@ func (c *Cache) refresh(ctx context.Context, fk flightKey, cns []byte, load Load
 	lctx := context.WithValue(context.WithoutCancel(ctx), loadingKey{c, fk}, true)
 	go func() {
 		v, err, p := callLoader(lctx, load)
-		h, gerr := c.acquire()
+		s := getScratch()
+		defer putScratch(s)
+		h, gerr := c.acquire(s)
 		if gerr != nil {
 			return
 		}
-		defer c.release()
-		s := getScratch()
-		defer putScratch(s)
+		defer c.release(s)
 		if p != nil || err != nil {
 			if p != nil {
 				log.Printf("cachekit: the refresh of %q panicked: %v\n%s", fk.key, p.Value, p.Stack)
@@ -142,28 +154,27 @@ func (c *Cache) refresh(ctx context.Context, fk flightKey, cns []byte, load Load
 	}()
 }
 
-// runFlight is the one C get_or_load of a key's flight; it runs in its own
-// goroutine so that callers can stop waiting while it goes on.
+// runFlight is the one C get_or_load of a key's flight.
 func (c *Cache) runFlight(f *flight, fk flightKey, cns []byte, load LoadFunc, secs C.double) {
 	defer c.flights.finish(fk, f)
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		f.err = err
 		return
 	}
-	defer c.release()
+	defer c.release(s)
 	lc := &loadCall{ctx: context.WithValue(f.ctx, loadingKey{c, fk}, true), load: load}
 	handle := cgo.NewHandle(lc)
 	defer handle.Delete()
-	s := getScratch()
-	defer putScratch(s)
 	rc := C.ck_get_or_load(h, &s.buf, &s.info, charPtr(cns), stringPtr(fk.key), C.size_t(len(fk.key)), secs,
 		C.uintptr_t(handle), &s.err)
 	switch {
 	case lc.panic != nil:
 		f.panic = lc.panic
 	case rc == C.CACHEKIT_OK:
-		f.val = takeBuf(&s.buf)
+		f.val = s.bytes()
 		if s.info.refresh != 0 {
 			c.refresh(f.ctx, fk, cns, load, secs, uint64(s.info.refresh_claim))
 		}
@@ -172,7 +183,6 @@ func (c *Cache) runFlight(f *flight, fk flightKey, cns []byte, load LoadFunc, se
 	default:
 		f.err = errorFrom(rc, &s.err)
 	}
-	C.cachekit_buf_dispose(&s.buf)
 }
 
 // loadingKey marks a loader's context, so a loader that asks its own cache
@@ -222,9 +232,12 @@ type flightGroup struct {
 	m  map[flightKey]*flight
 }
 
-// wait joins the key's flight (starting it with start when there is none)
-// and waits for its outcome or ctx's end.
-func (g *flightGroup) wait(ctx context.Context, fk flightKey, start func(*flight)) ([]byte, error) {
+// wait joins the key's flight (starting run when there is none) and waits
+// for its outcome or ctx's end. run goes in a goroutine of its own, so that
+// callers can stop waiting while it goes on, unless the caller's ctx can
+// never end: that caller would wait for it anyway, so it runs it itself
+// (an L2 hit then costs no goroutine and no hand-over).
+func (g *flightGroup) wait(ctx context.Context, fk flightKey, run func(*flight)) ([]byte, error) {
 	g.mu.Lock()
 	if g.m == nil {
 		g.m = make(map[flightKey]*flight)
@@ -234,7 +247,13 @@ func (g *flightGroup) wait(ctx context.Context, fk flightKey, start func(*flight
 		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		f = &flight{ctx: lctx, cancel: cancel, done: make(chan struct{})}
 		g.m[fk] = f
-		start(f)
+		if ctx.Done() == nil {
+			f.waiters++
+			g.mu.Unlock()
+			run(f)
+			return g.outcome(f)
+		}
+		go run(f)
 	}
 	f.waiters++
 	g.mu.Unlock()
@@ -245,6 +264,11 @@ func (g *flightGroup) wait(ctx context.Context, fk flightKey, start func(*flight
 		g.leave(f)
 		return nil, ctx.Err()
 	}
+	return g.outcome(f)
+}
+
+// outcome hands a finished flight's result to one of its callers.
+func (g *flightGroup) outcome(f *flight) ([]byte, error) {
 	g.mu.Lock()
 	f.waiters--
 	own := f.given

@@ -1,11 +1,15 @@
 package cachekit
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -93,6 +97,40 @@ func (s *redisServer) waitReady(limit time.Duration) bool {
 }
 
 func (s *redisServer) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d", s.port) }
+
+// Calls is how many times the server has run command cmd ("get", "set"),
+// from its INFO commandstats.
+func (s *redisServer) Calls(t *testing.T, cmd string) int {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), time.Second)
+	if err != nil {
+		t.Fatalf("INFO commandstats: %v", err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Write([]byte("*2\r\n$4\r\nINFO\r\n$12\r\ncommandstats\r\n")); err != nil {
+		t.Fatalf("INFO commandstats: %v", err)
+	}
+	r := bufio.NewReader(conn)
+	head, err := r.ReadString('\n')
+	if err != nil || len(head) < 4 || head[0] != '$' {
+		t.Fatalf("INFO commandstats: reply %q, %v", head, err)
+	}
+	n, err := strconv.Atoi(head[1 : len(head)-2])
+	if err != nil {
+		t.Fatalf("INFO commandstats: reply %q", head)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		t.Fatalf("INFO commandstats: %v", err)
+	}
+	m := regexp.MustCompile(`(?m)^cmdstat_` + regexp.QuoteMeta(cmd) + `:calls=(\d+)`).FindSubmatch(body)
+	if m == nil {
+		return 0
+	}
+	calls, _ := strconv.Atoi(string(m[1]))
+	return calls
+}
 
 // Pause stops the server with SIGSTOP (it keeps its port and sockets).
 func (s *redisServer) Pause() { s.cmd.Process.Signal(syscall.SIGSTOP) }

@@ -41,13 +41,13 @@ func (c *Cache) Stats(ns string) (Stats, error) {
 			return Stats{}, err
 		}
 	}
-	h, err := c.acquire()
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return Stats{}, err
 	}
-	defer c.release()
-	s := getScratch()
-	defer putScratch(s)
+	defer c.release(s)
 	st := C.cachekit_cache_stats{struct_size: C.size_t(unsafe.Sizeof(C.cachekit_cache_stats{}))}
 	if err := errorFrom(C.cachekit_cache_stats_get_ex(h, &st, charPtr(cns), &s.err), &s.err); err != nil {
 		return Stats{}, err

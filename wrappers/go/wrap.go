@@ -91,7 +91,7 @@ type hit[R any] struct {
 // done: the call is answered without computing (no closure is made for it).
 func (h *hit[R]) done() bool { return h.err != nil || (h.res == hitDecoded && h.claim == 0) }
 
-// lookup computes the call's key and reads it with one C call.
+// lookup computes the call's key and looks it up in L1 with one C call.
 func lookup[R any](ctx context.Context, w *wrapped, args ...any) (string, hit[R]) {
 	var h hit[R]
 	if h.err = w.err; h.err != nil {
@@ -111,8 +111,8 @@ func lookup[R any](ctx context.Context, w *wrapped, args ...any) (string, hit[R]
 
 // cached finishes a call that lookup did not answer: it hands a refresh
 // claim to the background, recomputes a value of another shape, and on a
-// miss runs one GetOrLoad under key whose result is decoded into R (or taken
-// as computed, when this caller's compute ran).
+// miss joins the key's single flight (GetOrLoad's miss path), whose result
+// is decoded into R (or taken as computed, when this caller's compute ran).
 func cached[R any](ctx context.Context, w *wrapped, key string, h hit[R], compute func(context.Context) (R, error)) (R, error) {
 	var zero R
 	if h.claim != 0 {
@@ -124,9 +124,14 @@ func cached[R any](ctx context.Context, w *wrapped, key string, h hit[R], comput
 	case hitBadShape:
 		return recompute(ctx, w, key, compute)
 	}
-	// A miss: one load for all the callers of the key in this process.
+	// Not in L1: one load for all the callers of the key in this process,
+	// whose get_or_load makes the one L2 read (tryHit asked L1 already).
+	fk := flightKey{ns: w.f.Namespace, key: key}
+	if err := w.c.selfLoad(ctx, fk); err != nil {
+		return zero, err
+	}
 	var computed atomic.Pointer[R] // the loader may outlive a cancelled caller: atomic
-	data, err := w.c.GetOrLoad(ctx, w.f.Namespace, key, storingLoader(compute, &computed), WithTTL(w.f.TTL))
+	data, err := w.c.loadMiss(ctx, fk, w.cns, storingLoader(compute, &computed), w.secs)
 	var ns *notStorable
 	if p := computed.Load(); p != nil && (err == nil || errors.As(err, &ns)) {
 		return *p, nil // this caller's own compute: no need to decode what it encoded

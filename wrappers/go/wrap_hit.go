@@ -7,9 +7,6 @@ import "C"
 
 import (
 	"context"
-	"runtime"
-	"sync"
-	"unsafe"
 )
 
 // wrapped is what one WrapN call prepares once for all calls of the wrapped
@@ -35,31 +32,30 @@ func newWrapped(c *Cache, f Fn) *wrapped {
 type hitOutcome int
 
 const (
-	hitMiss     hitOutcome = iota // not stored: load it
+	hitMiss     hitOutcome = iota // not in L1 (or not asked): the miss path reads L2 and loads
 	hitDecoded                    // stored and decoded into the caller's value
 	hitBadShape                   // stored but not of the caller's type
-	hitCrowded                    // many calls are in C: take GetOrLoad's single flight
 )
 
-// tryHit reads key with one C call and, on a hit, decodes the value straight
-// from the library's buffer into *out: the value's bytes are not copied into
-// Go memory first (the decoder reads through an io.Reader, so the result
-// never aliases the C buffer; only its strings and byte slices are copied).
-// claim != 0 hands this caller a stale-while-revalidate refresh.
+// tryHit looks key up in L1 with one C call (peek: never L2, whose one
+// read is the miss path's get_or_load) and, on a hit, decodes the value
+// straight from the library's buffer into *out: the value's bytes are not
+// copied into Go memory first (the decoder reads through an io.Reader, so
+// the result never aliases the C buffer; only its strings and byte slices
+// are copied). claim != 0 hands this caller a stale-while-revalidate refresh.
 func tryHit[R any](w *wrapped, key string, out *R) (res hitOutcome, claim uint64, err error) {
 	c := w.c
-	n, err := c.gate.enter()
+	if !c.l1 {
+		return hitMiss, 0, nil
+	}
+	s := getScratch()
+	defer putScratch(s)
+	h, err := c.acquire(s)
 	if err != nil {
 		return hitMiss, 0, err
 	}
-	if n > fastPathLimit {
-		c.gate.leave()
-		return hitCrowded, 0, nil
-	}
-	s := getHitScratch()
-	defer putHitScratch(s)
-	rc := C.cachekit_cache_get_ex(c.h, &s.buf, &s.info, charPtr(w.cns), stringPtr(key), C.size_t(len(key)), &s.err)
-	c.gate.leave() // the buffer is the caller's memory: it outlives the handle
+	rc := C.cachekit_cache_peek_ex(h, &s.buf, &s.info, charPtr(w.cns), stringPtr(key), C.size_t(len(key)), &s.err)
+	c.release(s) // the buffer is the caller's memory: it outlives the handle
 	switch rc {
 	case C.CACHEKIT_OK:
 	case C.CACHEKIT_ENOTFOUND:
@@ -70,48 +66,10 @@ func tryHit[R any](w *wrapped, key string, out *R) (res hitOutcome, claim uint64
 	if s.info.refresh != 0 {
 		claim = uint64(s.info.refresh_claim)
 	}
-	var view []byte
-	if s.buf.ptr != nil {
-		view = unsafe.Slice((*byte)(unsafe.Pointer(s.buf.ptr)), int(s.buf.size))
-	}
-	if s.dec.decode(view, out) != nil {
+	if s.dec.decode(s.view(), out) != nil {
 		return hitBadShape, claim, nil
 	}
 	return hitDecoded, claim, nil
-}
-
-// hitScratch is what one hit's C call writes. Unlike the cache's scratch it
-// keeps its buffer's C memory between calls (a hit then needs neither a
-// malloc nor a free nor a second cgo call to dispose); a finalizer frees the
-// buffer when the pool drops the scratch, and a buffer grown past
-// hitBufKeep is freed at once.
-type hitScratch struct {
-	err  C.cachekit_error
-	buf  C.cachekit_buf
-	info C.cachekit_lookup
-	dec  valueDecoder // decodes the hit (one pooled object per hit, not two)
-}
-
-const hitBufKeep = 64 << 10
-
-var hitScratchPool = sync.Pool{New: func() any {
-	s := new(hitScratch)
-	s.err.struct_size = C.size_t(unsafe.Sizeof(s.err))
-	runtime.SetFinalizer(s, func(s *hitScratch) { C.cachekit_buf_dispose(&s.buf) })
-	return s
-}}
-
-func getHitScratch() *hitScratch {
-	s := hitScratchPool.Get().(*hitScratch)
-	s.info = C.cachekit_lookup{struct_size: C.size_t(unsafe.Sizeof(s.info)), age_seconds: -1, temporal_keys: -1}
-	return s
-}
-
-func putHitScratch(s *hitScratch) {
-	if s.buf.capacity > hitBufKeep {
-		C.cachekit_buf_dispose(&s.buf)
-	}
-	hitScratchPool.Put(s)
 }
 
 // refresh lands a stale-while-revalidate refresh in the background with the

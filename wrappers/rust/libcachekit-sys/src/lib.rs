@@ -543,6 +543,14 @@ extern "C" {
         key: *const c_void,
         key_len: usize,
     ) -> c_int;
+    pub fn cachekit_cache_peek(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_buf,
+        info: *mut cachekit_lookup,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+    ) -> c_int;
     pub fn cachekit_cache_put(
         cache: *mut cachekit_cache,
         ns: *const c_char,
@@ -936,6 +944,15 @@ extern "C" {
         err: *mut cachekit_error,
     ) -> c_int;
     pub fn cachekit_cache_get_ex(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_buf,
+        info: *mut cachekit_lookup,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_peek_ex(
         cache: *mut cachekit_cache,
         out: *mut cachekit_buf,
         info: *mut cachekit_lookup,

@@ -61,6 +61,7 @@ fn every_function_links() {
         cachekit_cache_new as *const (),
         cachekit_cache_free as *const (),
         cachekit_cache_get as *const (),
+        cachekit_cache_peek as *const (),
         cachekit_cache_put as *const (),
         cachekit_load_set_value as *const (),
         cachekit_load_set_ttl as *const (),
@@ -127,6 +128,7 @@ fn every_function_links() {
         cachekit_cache_options_init_ex as *const (),
         cachekit_cache_new_ex as *const (),
         cachekit_cache_get_ex as *const (),
+        cachekit_cache_peek_ex as *const (),
         cachekit_cache_put_ex as *const (),
         cachekit_load_set_value_ex as *const (),
         cachekit_load_set_ttl_ex as *const (),
@@ -150,6 +152,6 @@ fn every_function_links() {
         cachekit_l1_clear_ex as *const (),
         cachekit_l1_stats_ex as *const (),
     ];
-    assert_eq!(symbols.len(), 144);
+    assert_eq!(symbols.len(), 146);
     assert!(symbols.iter().all(|p| !p.is_null()));
 }

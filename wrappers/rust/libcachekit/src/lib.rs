@@ -23,6 +23,7 @@ mod error;
 mod ffi;
 mod keys;
 mod load;
+mod macro_support;
 mod types;
 mod value;
 mod values;
@@ -43,6 +44,12 @@ pub struct DocsRustMd;
 
 /// The raw bindings, for code that needs a call this crate does not wrap.
 pub use libcachekit_sys as sys;
+
+/// `#[cached(namespace = "...", ttl = SECONDS)]` on a `fn` or `async fn`:
+/// see docs/rust.md, "The #[cached] attribute and async".
+pub use libcachekit_macros::cached;
+#[doc(hidden)]
+pub use macro_support::__private;
 
 /// The version of the libcachekit library loaded at run time.
 pub fn library_version() -> &'static str {

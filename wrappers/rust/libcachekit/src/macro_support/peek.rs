@@ -1,0 +1,39 @@
+//! The L1-only lookup (cachekit_cache_peek): never touches L2, so it may run
+//! on an async executor's thread.
+use super::site::Site;
+use crate::ffi::Buf;
+use crate::Cache;
+use core::ptr::null_mut;
+use libcachekit_sys as sys;
+use std::cell::RefCell;
+
+thread_local! {
+    // Reused across calls; `f` (a decode) makes no cache call meanwhile.
+    static PEEK_BUF: RefCell<Buf> = RefCell::new(Buf::new());
+}
+
+/// `f` applied to the L1 hit's payload, or `None` on an L1 miss (or any
+/// error: the caller's next step, a full lookup, reports it).
+#[inline]
+pub(crate) fn peek_with<R>(cache: &Cache, site: &Site, key: &str, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    let lookup = |buf: &mut Buf| -> Option<R> {
+        // SAFETY: live handle, 'static C string, key slice and our buffer; a
+        // NULL error slot is allowed.
+        let rc = unsafe {
+            sys::cachekit_cache_peek_ex(
+                cache.as_ptr(),
+                buf.as_mut_ptr(),
+                null_mut(),
+                site.ns_c.as_ptr(),
+                key.as_ptr().cast(),
+                key.len(),
+                null_mut(),
+            )
+        };
+        (rc == sys::CACHEKIT_OK).then(|| f(buf.bytes()))
+    };
+    PEEK_BUF.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => lookup(&mut buf),
+        Err(_) => lookup(&mut Buf::new()),
+    })
+}
