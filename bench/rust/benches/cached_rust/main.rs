@@ -185,7 +185,7 @@ fn main() {
         let ours = &mut |n: u64| (0..n).for_each(|_| drop(black_box(r3_payload(black_box(ID)))));
         report(
             "R3",
-            timing::compare(Clock::Wall, ours, theirs),
+            timing::compare(Clock::ProcessCpu, ours, theirs),
             Some(0.8),
             "cachekit-rs 0.9.0 #[cachekit] Redis hit, L1 off, 23.5 KB",
         );
@@ -198,7 +198,7 @@ fn main() {
         };
         report(
             "R3async",
-            timing::compare(Clock::Wall, ours_async, theirs),
+            timing::compare(Clock::ProcessCpu, ours_async, theirs),
             Some(0.8),
             "the same, our async fn (current-thread Tokio) beside theirs",
         );

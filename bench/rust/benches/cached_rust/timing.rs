@@ -1,14 +1,17 @@
 //! Figure and anchor timed alternately in one process. Each repetition runs
 //! a batch of each (which goes first alternates) for about the minimum time.
 //! In-process cases count the thread's CPU time (time spent descheduled on a
-//! busy machine is not counted); cases that wait on a server count wall time
-//! (their I/O may run on other threads). Results: the medians of the
+//! busy machine is not counted); cases that talk to a server count the whole
+//! process's CPU time (their I/O may run on other threads; the wait for the
+//! server, and the server's own work, are not the client's cost), or wall time. Results: the medians of the
 //! repetitions, in ns per call, and the median of the per-repetition ratios.
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy)]
 pub enum Clock {
     ThreadCpu,
+    ProcessCpu,
+    #[allow(dead_code)] // for a look at latency on an idle machine
     Wall,
 }
 
@@ -16,19 +19,24 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-fn thread_cpu_ns() -> u128 {
+fn cpu_ns(clock: libc::clockid_t) -> u128 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: a valid out-pointer; CLOCK_THREAD_CPUTIME_ID is always there on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    // SAFETY: a valid out-pointer; both CPU-time clocks are always there on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
 }
 
 fn time_per_op(clock: Clock, run: &mut dyn FnMut(u64), n: u64) -> f64 {
     let ns = match clock {
-        Clock::ThreadCpu => {
-            let start = thread_cpu_ns();
+        Clock::ThreadCpu | Clock::ProcessCpu => {
+            let id = if let Clock::ThreadCpu = clock {
+                libc::CLOCK_THREAD_CPUTIME_ID
+            } else {
+                libc::CLOCK_PROCESS_CPUTIME_ID
+            };
+            let start = cpu_ns(id);
             run(n);
-            thread_cpu_ns() - start
+            cpu_ns(id) - start
         }
         Clock::Wall => {
             let start = Instant::now();

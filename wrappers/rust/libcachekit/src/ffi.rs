@@ -65,6 +65,14 @@ impl Buf {
         unsafe { core::slice::from_raw_parts(self.0.ptr as *const u8, self.0.size) }
     }
 
+    /// Let go of a large allocation, so a reused buffer does not keep one
+    /// big value's memory for the thread's life.
+    pub(crate) fn shrink_if_large(&mut self) {
+        if self.0.capacity > 1 << 20 {
+            *self = Buf::new();
+        }
+    }
+
     pub(crate) fn to_vec(&self) -> Vec<u8> {
         self.bytes().to_vec()
     }

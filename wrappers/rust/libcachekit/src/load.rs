@@ -95,13 +95,29 @@ pub(crate) fn get_or_load_raw<F, E>(
 where
     F: FnOnce() -> Result<Vec<u8>, LoadError<E>>,
 {
+    // A fresh buffer: the loader may make lookups on this thread meanwhile.
+    get_or_load_with(cache, ns, key, ttl, load, &mut Buf::new(), <[u8]>::to_vec)
+}
+
+/// `get_or_load_raw` into the caller's buffer, handing the bytes to `finish`
+/// (the #[cached] runtime reuses one buffer and decodes in place).
+pub(crate) fn get_or_load_with<F, E, R>(
+    cache: &Cache,
+    ns: &str,
+    key: &str,
+    ttl: Option<Duration>,
+    load: F,
+    out: &mut Buf,
+    finish: impl FnOnce(&[u8]) -> R,
+) -> Result<R, LoadError<E>>
+where
+    F: FnOnce() -> Result<Vec<u8>, LoadError<E>>,
+{
     let mut payload = Payload::<F, E> {
         load: Some(load),
         failed: None,
         panic: None,
     };
-    // A fresh buffer: the loader may make lookups on this thread meanwhile.
-    let mut out = Buf::new();
     // Only an SWR cache can hand out a refresh claim, and only to a lookup
     // that passes `info`; others skip it (the cheaper L1 hit).
     let mut info = sys::cachekit_lookup::INIT;
@@ -133,10 +149,10 @@ where
     result?;
     if info.refresh != 0 {
         if let Some(load) = payload.load.take() {
-            return refresh_inline(cache, ns, key, ttl, info.refresh_claim, load, out.to_vec());
+            return refresh_inline(cache, ns, key, ttl, info.refresh_claim, load, out.to_vec()).map(|v| finish(&v));
         }
     }
-    Ok(out.to_vec())
+    Ok(finish(out.bytes()))
 }
 
 /// This caller holds the SWR claim of a stale hit: a synchronous API has no

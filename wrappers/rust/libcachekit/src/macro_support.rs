@@ -23,13 +23,22 @@ pub mod __private {
     pub use super::{assert_cacheable, cached_async, cached_sync, key_arg};
 }
 
-use crate::{decode_value, encode_value, Cache, Error};
+use crate::ffi::Buf;
+use crate::load::get_or_load_with;
+use crate::{decode_value, encode_value, Cache, Error, LoadError};
 use modes::Mode;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use site::Site;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::time::Duration;
+
+thread_local! {
+    // The sync path's lookup buffer, reused (a loader's nested call on this
+    // thread takes a fresh one).
+    static LOAD_BUF: RefCell<Buf> = RefCell::new(Buf::new());
+}
 
 /// Compile-time check that the cached value type round-trips through serde.
 pub fn assert_cacheable<T: Serialize + DeserializeOwned>() {}
@@ -74,19 +83,37 @@ where
     }
     let mut compute = Some(compute);
     let mut fresh: Option<R> = None;
-    let got = cache.get_or_load_bytes(site.ns, &key, ttl, || {
+    let ran = Cell::new(false);
+    let loader = || {
+        ran.set(true);
         let r = (compute.take().expect("the loader runs once"))();
         let bytes = encoded::<M, R>(&r);
         fresh = Some(r);
-        bytes.ok_or(NotCached)
+        bytes.ok_or(LoadError::Loader(NotCached))
+    };
+    // Decoded in place from a reused buffer, unless this caller computed it.
+    let decode = |bytes: &[u8]| (!ran.get()).then(|| decode_value::<M::Value>(bytes));
+    let got = LOAD_BUF.with(|cell| {
+        let (mut own, mut shared);
+        let buf: &mut Buf = match cell.try_borrow_mut() {
+            Ok(guard) => {
+                shared = guard;
+                &mut shared
+            }
+            Err(_) => {
+                own = Buf::new(); // a loader's nested call on this thread
+                &mut own
+            }
+        };
+        let got = get_or_load_with(cache, site.ns, &key, ttl, loader, buf, decode);
+        buf.shrink_if_large();
+        got
     });
     if let Some(r) = fresh {
         return r; // this caller ran the function (cached or not)
     }
-    if let Ok(bytes) = got {
-        if let Ok(value) = decode_value::<M::Value>(&bytes) {
-            return M::from_cached(value);
-        }
+    if let Ok(Some(Ok(value))) = got {
+        return M::from_cached(value);
     }
     // A stored value that does not decode as this type, another caller's
     // failed load, or the cache's own error: compute here, and replace a

@@ -282,3 +282,20 @@ fn on_an_swr_cache_a_stale_hit_is_refreshed() {
     assert_eq!(STALE_RUNS.load(Ordering::SeqCst), 2, "one refresh ran");
     assert_eq!(versioned(1), 1); // the refreshed value
 }
+
+#[cached(namespace = "nested", cache = cache())]
+fn inner(n: u32) -> Vec<u32> {
+    (0..n).collect()
+}
+
+#[cached(namespace = "nested", cache = cache())]
+fn outer(n: u32) -> usize {
+    inner(n).len() + inner(n + 1).len() // cached calls made while this one loads
+}
+
+#[test]
+fn a_function_calls_cached_functions_while_it_loads() {
+    assert_eq!(outer(3), 7);
+    assert_eq!(outer(3), 7);
+    assert_eq!(inner(4), vec![0, 1, 2, 3]);
+}

@@ -4,7 +4,11 @@
 //!
 //! The call may borrow (the cache, the key): a future dropped while its call
 //! runs waits for the call to finish before the borrows end. That wait, on a
-//! cancelled call only, is the one place the caller's thread blocks.
+//! cancelled call only, is the one place the caller's thread blocks. A future
+//! leaked with `mem::forget` while its call runs skips that wait: dropping the
+//! `Cache` it borrowed before the call ends would free the handle under it
+//! (the known hole of borrowing async work; docs/rust.md says so). `Cache`
+//! would need shared ownership inside to close it.
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex};

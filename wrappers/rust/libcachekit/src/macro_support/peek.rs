@@ -30,7 +30,9 @@ pub(crate) fn peek_with<R>(cache: &Cache, site: &Site, key: &str, f: impl FnOnce
                 null_mut(),
             )
         };
-        (rc == sys::CACHEKIT_OK).then(|| f(buf.bytes()))
+        let found = (rc == sys::CACHEKIT_OK).then(|| f(buf.bytes()));
+        buf.shrink_if_large();
+        found
     };
     PEEK_BUF.with(|cell| match cell.try_borrow_mut() {
         Ok(mut buf) => lookup(&mut buf),
