@@ -13,8 +13,10 @@ import pkgutil as _pkgutil
 # than these sources (build_ext.py --out <dir>): let the package span both.
 __path__ = _pkgutil.extend_path(__path__, __name__)
 
-from cachekit._core import (Backend, BackendError, CacheKitError, ConfigurationError, CoreCache,
-                            DecryptionAuthenticationError, IntegrityError, InteropError, LoadFailed, LoadTimeout)
+from cachekit._core import (Backend, BackendError, CacheKitError, CacheMemoryError, CacheTimeoutError,
+                            CircuitOpenError, ConfigurationError, CoreCache, DeadlockError, DecodeError,
+                            DecryptionAuthenticationError, IntegrityError, InteropError, LoadFailed, LoadTimeout,
+                            ValueTooLargeError)
 from cachekit._codec import (UnsupportedArgument, decode_interop_value, encode_interop_value, interop_key)
 from cachekit._decorator import CacheInfo, cache
 
@@ -34,6 +36,7 @@ def library_version() -> str:
 __all__ = [
     "cache", "CacheInfo", "Backend", "CoreCache", "CacheKitError", "ConfigurationError", "BackendError",
     "IntegrityError", "DecryptionAuthenticationError", "InteropError", "LoadFailed", "LoadTimeout",
+    "DecodeError", "ValueTooLargeError", "CacheMemoryError", "CacheTimeoutError", "CircuitOpenError", "DeadlockError",
     "UnsupportedArgument",
     "generate_interop_key", "encode_interop_value", "decode_interop_value", "library_version",
 ]

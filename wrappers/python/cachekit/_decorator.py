@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from cachekit import _codec
 from cachekit._core import (SOURCE_L1, SOURCE_L2, SOURCE_LOADED, SOURCE_WAITED, BackendError, CacheKitError,
-                            ConfigurationError, CoreCache, Backend, LoadFailed, LoadTimeout, lib)
+                            ConfigurationError, CoreCache, Backend, DeadlockError, LoadFailed, LoadTimeout, lib)
 from cachekit._objcache import HIT, LEAD, SELF, Flight, ObjectCache, estimate_size
 
 log = logging.getLogger("cachekit")
@@ -480,7 +480,7 @@ class _Cached:
             self.last_op = time.time()
 
     def deadlock(self) -> CacheKitError:
-        return CacheKitError(lib.CACHEKIT_EDEADLOCK,
+        return DeadlockError(lib.CACHEKIT_EDEADLOCK,
                              f"{self.module}.{self.qualname} called itself with the same arguments while computing "
                              "them: the value it is computing cannot be waited for")
 
@@ -641,7 +641,7 @@ class _Cached:
     # caller runs the function through the loader, the others wait in the core.
     # Their rare outcomes (CoreCache raises them) are settled by l2_settle:
     #   LoadFailed   the leader's function raised: its very exception, kept by
-    #                the loader under a token (see _core._Failures), or None
+    #                the loader per key (see _core._Failures), or None
     #                when the leader was interrupted -> start over;
     #   LoadTimeout  the leader is too slow: compute here, uncached (only the
     #                leader's flight stores, so an invalidation during this
