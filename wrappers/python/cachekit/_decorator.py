@@ -126,7 +126,9 @@ _PRESETS: dict[str, dict[str, Any]] = {
 
 _handles: dict[tuple, CoreCache] = {}
 _handles_lock = threading.Lock()
-_registry: list["_Cached"] = []  # every decorated function (for metrics)
+_handles_pid = os.getpid()  # the process whose cores _handles holds
+_validated: set = set()  # configurations whose core was built once at decoration (to check them)
+_registry: list["_Cached"] = []  # every decorated function (for metrics and the fork hook)
 
 
 # Cores are shared by configuration; a master key takes part in that identity
@@ -141,8 +143,15 @@ def _secret_id(secret: Optional[str]) -> Optional[bytes]:
     return hashlib.blake2b(secret.encode("utf-8", "surrogatepass"), key=_SECRET_SALT, digest_size=16).digest()
 
 
-def _core_for(cfg: tuple, **kw: Any) -> CoreCache:
+def _core_for(cfg: tuple, kw: dict[str, Any]) -> CoreCache:
+    """The process's core for a configuration, built on first use. A core is
+    never handed to another process than the one that built it: the fork hook
+    empties the table in the child, and the pid check catches a fork that did
+    not run the hook."""
+    global _handles_pid
     with _handles_lock:
+        if _handles_pid != os.getpid():
+            _forget_inherited_cores()
         h = _handles.get(cfg)
         if h is None:
             h = CoreCache(**kw)
@@ -150,14 +159,41 @@ def _core_for(cfg: tuple, **kw: Any) -> CoreCache:
         return h
 
 
+def _check_core(cfg: tuple, kw: dict[str, Any]) -> None:
+    """Decoration-time check of a configuration (bad key, two backend
+    selectors...): a core is built and freed at once, so nothing of it
+    outlives the decorator (a prefork parent hands no core to its workers)."""
+    with _handles_lock:
+        if cfg in _validated or cfg in _handles:
+            return
+    CoreCache(**kw).close()
+    with _handles_lock:
+        _validated.add(cfg)
+
+
 def all_core_caches() -> list[CoreCache]:
     with _handles_lock:
+        if _handles_pid != os.getpid():
+            return []
         return list(_handles.values())
+
+
+def _forget_inherited_cores() -> None:
+    """In a forked child: drop the parent's cores without freeing them (their
+    threads and connections belong to the parent; freeing could wait on a thread
+    that does not exist here). Each decorated function builds its own on its
+    next call."""
+    global _handles_pid
+    _handles.clear()
+    _handles_pid = os.getpid()
+    for state in list(_registry):
+        state.after_fork()
 
 
 def _reset_after_fork() -> None:  # pragma: no cover - fork only
     global _handles_lock
     _handles_lock = threading.Lock()
+    _forget_inherited_cores()
 
 
 if hasattr(os, "register_at_fork"):
@@ -242,10 +278,12 @@ class _Cached:
             self.objects = ObjectCache(opts.get("max_entries"), max_bytes)
             self.obj_ttl = self.ttl if self.ttl else _ONE_YEAR
             self.load_timeout = _LOAD_TIMEOUT
-            self.core = None
+            self.core_spec: Optional[tuple] = None
         else:
             self.objects = None
-            self.core = self._make_core(opts)
+            self.core_spec = self._core_spec(opts)
+            _check_core(*self.core_spec)
+        self._core: Optional[CoreCache] = None
         if self.interop_op is not None:
             if not self.namespace:
                 raise ConfigurationError(lib.CACHEKIT_EINVAL, "interop mode needs namespace= (the key's first segment)")
@@ -257,7 +295,31 @@ class _Cached:
         self.core_ttl = self.ttl if self.ttl else 0.0
         _registry.append(self)
 
-    def _make_core(self, opts: dict[str, Any]) -> CoreCache:
+    @property
+    def core(self) -> Optional[CoreCache]:
+        """The core of this process (None in object mode), built on first use."""
+        return self._core or self.build_core()
+
+    @core.setter
+    def core(self, value: CoreCache) -> None:
+        self._core = value
+
+    def build_core(self) -> Optional[CoreCache]:
+        if self.core_spec is None:
+            return None
+        self._core = _core_for(*self.core_spec)
+        return self._core
+
+    def after_fork(self) -> None:
+        """In a forked child: no core, lock or refresh of the parent's is used."""
+        self._core = None
+        self.lock = threading.Lock()
+        self.refreshing = set()
+        if self.objects is not None:
+            self.objects.after_fork()
+
+    def _core_spec(self, opts: dict[str, Any]) -> tuple:
+        """(configuration identity, CoreCache keyword arguments)."""
         backend = opts.get("backend", _UNSET)
         interop = self.interop_op is not None
         encryption = bool(opts.get("encryption", False))
@@ -290,7 +352,7 @@ class _Cached:
                os.environ.get("CACHEKIT_REDIS_URL"), os.environ.get("CACHEKIT_FILE_CACHE_DIR"),
                os.environ.get("REDIS_URL"),
                _secret_id(os.environ.get("CACHEKIT_MASTER_KEY")) if encryption else None)
-        return _core_for(cfg, backend_url=url, backend=backend_obj, interop=interop,
+        return cfg, dict(backend_url=url, backend=backend_obj, interop=interop,
                          integrity=None if interop else self.integrity, encryption=encryption, master_key=master_key,
                          tenant=tenant, key_prefix=key_prefix, l1=l1, l1_max_bytes=l1_bytes, swr=swr,
                          swr_threshold_ratio=self.swr_ratio if swr else 0.0, fail_closed=fail_closed)
@@ -656,11 +718,12 @@ class _Cached:
             return self.fn(*args, **kwargs)
         # A loop only for the rare retry (an interrupted leader): the first
         # pass is the hit path, one core call.
+        core = self._core or self.build_core()
         while True:
             holder: list = []
             try:
-                value, info = self.core.get_or_load(self.ns_bytes, key, self.core_ttl,
-                                                    self.l2_loader(holder, args, kwargs), self.decode)
+                value, info = core.get_or_load(self.ns_bytes, key, self.core_ttl, self.l2_loader(holder, args, kwargs),
+                                               self.decode)
             except BaseException as exc:
                 outcome = exc
             else:
@@ -887,7 +950,7 @@ def _make_wrapper(state: _Cached) -> Callable:
                 return await acall(args, kwargs)
 
         async def ainvalidate_cache(*args: Any, **kwargs: Any) -> None:
-            if state.core is None:
+            if state.objects is not None:
                 state.invalidate(args, kwargs)
             else:
                 await asyncio.to_thread(state.invalidate, args, kwargs)
