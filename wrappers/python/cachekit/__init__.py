@@ -18,7 +18,8 @@ from cachekit._core import (Backend, BackendError, CacheKitError, CacheMemoryErr
                             DecryptionAuthenticationError, IntegrityError, InteropError, LoadFailed, LoadTimeout,
                             ValueTooLargeError)
 from cachekit._codec import (UnsupportedArgument, decode_interop_value, encode_interop_value, interop_key)
-from cachekit._decorator import CacheInfo, cache
+from cachekit._decorator import cache
+from cachekit._stats import CacheInfo
 
 __version__ = "0.2.0"
 

@@ -8,7 +8,6 @@ ffi.buffer(ptr, size)[:].
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import OrderedDict

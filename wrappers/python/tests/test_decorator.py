@@ -8,7 +8,7 @@ import time
 import pytest
 
 from cachekit import Backend, CacheInfo, ConfigurationError, cache
-from cachekit._decorator import _handles
+from cachekit._cores import _handles
 
 
 def counter():

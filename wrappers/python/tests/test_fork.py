@@ -107,7 +107,7 @@ def test_forked_workers_seal_distinct_nonces_and_never_cross_replies(redis_serve
 def test_prefork_decorated_at_import_builds_one_core_per_worker(redis_server, unique_ns):
     """gunicorn --preload: decorated in the parent (as at import), never called
     there before the fork; every worker builds its core on first use."""
-    from cachekit import _decorator
+    from cachekit import _cores
 
     @cache(backend=redis_server.url, namespace=unique_ns, encryption=True, master_key=KEY, l1=False, ttl=600)
     def lookup(worker: int, i: int) -> dict:
@@ -115,10 +115,10 @@ def test_prefork_decorated_at_import_builds_one_core_per_worker(redis_server, un
 
     # Decoration checked the configuration with a core it freed at once: none is kept.
     assert lookup._cachekit._core is None
-    assert not _decorator.all_core_caches()
+    assert not _cores.all_core_caches()
 
     def child_check() -> str | None:
-        return "a core came from the parent" if _decorator.all_core_caches() else None
+        return "a core came from the parent" if _cores.all_core_caches() else None
 
     assert _fork_workers(lookup, child_check) == ["ok"] * WORKERS
     _assert_distinct_nonces(lookup, redis_server.url)
@@ -127,7 +127,7 @@ def test_prefork_decorated_at_import_builds_one_core_per_worker(redis_server, un
 def test_a_core_of_another_process_is_never_handed_out(monkeypatch):
     """The pid check behind the fork hook: a table of cores built by another
     process (a fork that ran no hook) is dropped, not used."""
-    from cachekit import _decorator
+    from cachekit import _cores
 
     @cache(backend="memory://", namespace="pidcheck")
     def f(x):
@@ -135,9 +135,9 @@ def test_a_core_of_another_process_is_never_handed_out(monkeypatch):
 
     f(1)
     first = f._cachekit.core
-    monkeypatch.setattr(_decorator, "_handles_pid", -1)
-    assert _decorator.all_core_caches() == []
+    monkeypatch.setattr(_cores, "_handles_pid", -1)
+    assert _cores.all_core_caches() == []
     assert f._cachekit._core is first  # the hook, not this check, clears the functions' cores
     f._cachekit._core = None
     f(1)
-    assert f._cachekit.core is not first and _decorator._handles_pid == os.getpid()
+    assert f._cachekit.core is not first and _cores._handles_pid == os.getpid()

@@ -1,0 +1,77 @@
+"""Options: what the decorator accepts, the presets, and the checks of single
+values (TTL, backend) made at decoration."""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import uuid as _uuid
+from typing import Any, Optional
+
+_UNSET: Any = object()
+_PROCESS_ID = _uuid.uuid4().hex
+_ONE_YEAR = 31_536_000.0
+_MAX_TRACKED_KEYS = 100_000
+# How long an object-mode single-flight waiter waits for the leader before it
+# computes for itself: the core's load_timeout_ms default (30000, see
+# cachekit_cache_options and src/cache/cache_config.cpp), which bounds the
+# core's own single-flight waits.
+_LOAD_TIMEOUT = 30.0
+
+_ALLOWED = frozenset({
+    "ttl", "namespace", "backend", "serializer", "integrity_checking", "interop", "encryption", "master_key",
+    "tenant", "l1", "l1_enabled", "l1_max_size_mb", "stale_while_revalidate", "swr_enabled", "swr_threshold_ratio",
+    "fail_closed", "key", "max_entries", "config",
+})
+
+# Finite preset TTLs (protocol.md section 8).
+_PRESETS: dict[str, dict[str, Any]] = {
+    "minimal": {"ttl": 300, "integrity_checking": False, "swr_enabled": False},
+    "production": {"ttl": 600},
+    "secure": {"ttl": 600, "encryption": True, "integrity_checking": True},
+    "dev": {"ttl": 300},
+    "test": {"ttl": 60, "integrity_checking": False, "swr_enabled": False},
+    "local": {"ttl": 300, "backend": None, "max_entries": 256, "swr_enabled": False, "_local": True},
+}
+
+# Cores are shared by configuration; a master key takes part in that identity
+# only as a keyed BLAKE2b digest (a random key per process), so the hex key is
+# never kept as (part of) a dict key where a memory dump or gc walk finds it.
+_SECRET_SALT = os.urandom(32)
+
+
+def _secret_id(secret: Optional[str]) -> Optional[bytes]:
+    if secret is None:
+        return None
+    return hashlib.blake2b(secret.encode("utf-8", "surrogatepass"), key=_SECRET_SALT, digest_size=16).digest()
+
+
+def _backend_url(backend: Any) -> Optional[str]:
+    if isinstance(backend, str):
+        if "://" in backend:
+            return backend
+        return "file://" + os.path.abspath(os.path.expanduser(backend))
+    if isinstance(backend, os.PathLike):
+        return "file://" + os.path.abspath(os.fspath(backend))
+    raise TypeError(f"backend must be a URL, a directory path, a cachekit.Backend or None, got {type(backend)!r}")
+
+
+def _check_ttl(ttl: Any) -> Optional[float]:
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl) or ttl < 0:
+        raise ValueError(f"ttl must be None or a finite number >= 0, got {ttl!r}")
+    return float(ttl)
+
+
+def _validate(kw: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(kw) - _ALLOWED
+    if unknown:
+        raise TypeError(f"unexpected cache parameter(s): {', '.join(sorted(unknown))}")
+    cfg = kw.pop("config", None)
+    if cfg is not None:
+        base = {k: v for k, v in vars(cfg).items() if k in _ALLOWED} if hasattr(cfg, "__dict__") else dict(cfg)
+        base.update(kw)
+        kw = base
+    return kw
+
