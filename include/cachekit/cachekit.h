@@ -790,6 +790,15 @@ typedef struct cachekit_lookup {
 CACHEKIT_API int cachekit_cache_get(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,
                                     const char *ns, const void *key, size_t key_len) CACHEKIT_NOEXCEPT;
 
+/* The L1 part of cachekit_cache_get alone, for callers that must not block
+ * (an async binding's executor thread): CACHEKIT_OK with the payload of an
+ * L1 hit in `out`, else CACHEKIT_ENOTFOUND (also when L1 is off). It never
+ * reads or waits on L2, never joins a load, and counts no miss (the caller's
+ * following get or get_or_load does). `info` may be NULL; with SWR a stale
+ * hit may hand out a refresh claim as cachekit_cache_get does. Since 0.2. */
+CACHEKIT_API int cachekit_cache_peek(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,
+                                     const char *ns, const void *key, size_t key_len) CACHEKIT_NOEXCEPT;
+
 /* Store a payload (one MessagePack document) in both tiers. ttl_seconds:
  * CACHEKIT_TTL_DEFAULT, 0 for no expiry, or > 0. CACHEKIT_ETOOBIG (not
  * stored) past max_value_bytes. */
@@ -1211,6 +1220,9 @@ CACHEKIT_API int cachekit_cache_new_ex(cachekit_cache **out, const cachekit_cach
 CACHEKIT_API int cachekit_cache_get_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,
                                        const char *ns, const void *key, size_t key_len,
                                        cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_peek_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,
+                                        const char *ns, const void *key, size_t key_len,
+                                        cachekit_error *err) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_cache_put_ex(cachekit_cache *cache, const char *ns, const void *key,
                                        size_t key_len, const void *value, size_t value_len,
                                        double ttl_seconds, cachekit_error *err) CACHEKIT_NOEXCEPT;

@@ -222,6 +222,11 @@ int Cache::get_rest(std::string_view ns, std::string_view key, cachekit_buf *out
     return lookup(ns, key, out, info, nullptr);
 }
 
+int Cache::peek_rest(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info) {
+    if (info == nullptr && quick_l1_hits_) return CACHEKIT_ENOTFOUND;  // quick_hit asked already
+    return read_l1(ns, key, out, info, metrics_.of(ns)) ? CACHEKIT_OK : CACHEKIT_ENOTFOUND;
+}
+
 int Cache::lookup(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info, bool *l2_failed) {
     const bool l1_asked = info == nullptr && quick_l1_hits_;  // by quick_hit
     metrics::NamespaceMetrics &m = metrics_.of(ns);

@@ -81,6 +81,13 @@ public:
     // it says false, the rest of get (which does not ask the L1 again).
     bool quick_hit(std::string_view key, cachekit_buf *out) { return quick_l1_hits_ && l1_->get(key, out); }
     int get_rest(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info);
+    // The L1 part of get alone: CACHEKIT_ENOTFOUND on an L1 miss, with no L2
+    // read and no miss counted (the caller's next get or get_or_load counts it).
+    int peek(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info) {
+        if (info == nullptr && quick_hit(key, out)) return CACHEKIT_OK;
+        return peek_rest(ns, key, out, info);
+    }
+    int peek_rest(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info);
     // Store a payload; ttl nullopt = the cache's default.
     int put(std::string_view ns, std::string_view key, std::string_view payload, std::optional<l2::Ttl> ttl);
     // get, else run the loader once across concurrent callers and store its value.

@@ -138,6 +138,24 @@ CACHEKIT_API int cachekit_cache_get(cachekit_cache *c, cachekit_buf *out, cachek
     });
 }
 
+CACHEKIT_API int cachekit_cache_peek(cachekit_cache *c, cachekit_buf *out, cachekit_lookup *info, const char *ns,
+                                     const void *key, size_t key_len) noexcept {
+    return guarded([&] {
+        require(out != nullptr, "out is NULL");
+        cache::Cache &cc = cache_of(c);
+        const std::string_view k = key_arg(key, key_len);
+        if (info == nullptr) {
+            if (cc.quick_hit(k, out)) return int(CACHEKIT_OK);  // as in cachekit_cache_get
+            return cc.peek_rest(ns_arg(ns), k, out, nullptr);
+        }
+        check_lookup(info);
+        cache::Lookup lookup;
+        int rc = cc.peek(ns_arg(ns), k, out, &lookup);
+        fill_lookup(info, lookup);
+        return rc;
+    });
+}
+
 CACHEKIT_API int cachekit_cache_put(cachekit_cache *c, const char *ns, const void *key, size_t key_len,
                                     const void *value, size_t value_len, double ttl_seconds) noexcept {
     return guarded([&] {

@@ -105,6 +105,8 @@ CACHEKIT_DEFINE_EX(cachekit_cache_new, (cachekit_cache **out, const cachekit_cac
                    (out, opts))
 CACHEKIT_DEFINE_EX(cachekit_cache_get, (cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len, cachekit_error *err),
                    (cache, out, info, ns, key, key_len))
+CACHEKIT_DEFINE_EX(cachekit_cache_peek, (cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len, cachekit_error *err),
+                   (cache, out, info, ns, key, key_len))
 CACHEKIT_DEFINE_EX(cachekit_cache_put, (cachekit_cache *cache, const char *ns, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds, cachekit_error *err),
                    (cache, ns, key, key_len, value, value_len, ttl_seconds))
 CACHEKIT_DEFINE_EX(cachekit_load_set_value, (cachekit_load *load, const void *value, size_t value_len, cachekit_error *err),

@@ -233,6 +233,7 @@ typedef struct cachekit_lookup {
     ...;
 } cachekit_lookup;
 int cachekit_cache_get(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len);
+int cachekit_cache_peek(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len);
 int cachekit_cache_put(cachekit_cache *cache, const char *ns, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds);
 typedef struct cachekit_load cachekit_load;
 typedef int (*cachekit_loader)(cachekit_load *load, void *payload);
@@ -346,6 +347,7 @@ int cachekit_backend_stats_get_ex(cachekit_backend *backend, cachekit_backend_st
 int cachekit_cache_options_init_ex(cachekit_cache_options *opts, size_t struct_size, cachekit_error *err);
 int cachekit_cache_new_ex(cachekit_cache **out, const cachekit_cache_options *opts, cachekit_error *err);
 int cachekit_cache_get_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len, cachekit_error *err);
+int cachekit_cache_peek_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len, cachekit_error *err);
 int cachekit_cache_put_ex(cachekit_cache *cache, const char *ns, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds, cachekit_error *err);
 int cachekit_load_set_value_ex(cachekit_load *load, const void *value, size_t value_len, cachekit_error *err);
 int cachekit_load_set_ttl_ex(cachekit_load *load, double ttl_seconds, cachekit_error *err);

@@ -1,0 +1,363 @@
+//! `Cache`: the handle (L1 -> L2 -> load, single-flight), raw bytes and typed.
+use crate::ffi::{call, call_found, with_cstr, with_opt_cstr, Buf};
+use crate::load::{get_or_load_raw, LoadError};
+use crate::values::{decode_value, encode_value};
+use crate::{CacheBuilder, Error};
+use core::ptr::{null_mut, NonNull};
+use libcachekit_sys as sys;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::time::Duration;
+
+/// A cache handle. Every method may be called from many threads at once;
+/// dropping it frees the C handle.
+pub struct Cache {
+    ptr: NonNull<sys::cachekit_cache>,
+    swr: bool,
+}
+
+// SAFETY: the C contract makes every call on a cachekit_cache thread-safe
+// except cachekit_cache_free, which only Drop calls (with exclusive access).
+unsafe impl Send for Cache {}
+unsafe impl Sync for Cache {}
+
+impl Drop for Cache {
+    fn drop(&mut self) {
+        // SAFETY: we own the handle and nothing else uses it now.
+        unsafe { sys::cachekit_cache_free(self.ptr.as_ptr()) }
+    }
+}
+
+impl core::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Cache").field("ptr", &self.ptr).finish()
+    }
+}
+
+/// A TTL argument: `None` = the cache's default TTL, zero = no expiry.
+pub(crate) fn ttl_seconds(ttl: Option<Duration>) -> f64 {
+    ttl.map_or(sys::CACHEKIT_TTL_DEFAULT, |d| d.as_secs_f64())
+}
+
+thread_local! {
+    // One reusable output buffer per thread for lookups (no loader runs
+    // during them, so no call on this thread can need it at the same time).
+    static LOOKUP_BUF: RefCell<Buf> = RefCell::new(Buf::new());
+}
+
+impl Cache {
+    /// A builder with the defaults: L2 from the environment or the per-user
+    /// file directory, interop format.
+    pub fn builder() -> CacheBuilder {
+        CacheBuilder::default()
+    }
+
+    pub(crate) fn from_raw(ptr: NonNull<sys::cachekit_cache>, swr: bool) -> Cache {
+        Cache { ptr, swr }
+    }
+
+    /// Whether stale-while-revalidate was turned on by the builder.
+    pub fn swr(&self) -> bool {
+        self.swr
+    }
+
+    /// The C handle, for code that calls libcachekit-sys directly. It stays
+    /// valid while this `Cache` lives; never free it.
+    pub fn as_ptr(&self) -> *mut sys::cachekit_cache {
+        self.ptr.as_ptr()
+    }
+
+    /// The stored payload under `key` (a MessagePack document), or `None` on a miss.
+    pub fn get_bytes(&self, ns: &str, key: &str) -> Result<Option<Vec<u8>>, Error> {
+        self.get_with(ns, key, |bytes| bytes.to_vec())
+    }
+
+    /// Look up `key` and hand the payload to `f` without copying it first.
+    pub(crate) fn get_with<R>(&self, ns: &str, key: &str, f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>, Error> {
+        let lookup = |buf: &mut Buf| -> Result<Option<R>, Error> {
+            let found = with_cstr("namespace", ns, |ns| {
+                // SAFETY: live handle, string, key slice and buffer.
+                call_found(|err| unsafe {
+                    sys::cachekit_cache_get_ex(
+                        self.as_ptr(),
+                        buf.as_mut_ptr(),
+                        null_mut(),
+                        ns,
+                        key.as_ptr().cast(),
+                        key.len(),
+                        err,
+                    )
+                })
+            })?;
+            Ok(if found { Some(f(buf.bytes())) } else { None })
+        };
+        LOOKUP_BUF.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut buf) => lookup(&mut buf),
+            Err(_) => lookup(&mut Buf::new()),
+        })
+    }
+
+    /// Store a payload (one MessagePack document) in both tiers. `ttl`: `None`
+    /// = the cache's default, zero = no expiry.
+    pub fn set_bytes(&self, ns: &str, key: &str, value: &[u8], ttl: Option<Duration>) -> Result<(), Error> {
+        with_cstr("namespace", ns, |ns| {
+            // SAFETY: live handle, string and slices.
+            call(|err| unsafe {
+                sys::cachekit_cache_put_ex(
+                    self.as_ptr(),
+                    ns,
+                    key.as_ptr().cast(),
+                    key.len(),
+                    value.as_ptr().cast(),
+                    value.len(),
+                    ttl_seconds(ttl),
+                    err,
+                )
+            })
+        })
+    }
+
+    /// The payload under `key`, or the one `load` computes: once per key across
+    /// concurrent callers in this process (the others wait and share it). A
+    /// loader's `Err` is returned as `LoadError::Loader` and nothing is cached
+    /// (waiting callers get `Error::UserError`); a panic in it is resumed here
+    /// after the C call returned.
+    pub fn get_or_load_bytes<F, E>(
+        &self,
+        ns: &str,
+        key: &str,
+        ttl: Option<Duration>,
+        load: F,
+    ) -> Result<Vec<u8>, LoadError<E>>
+    where
+        F: FnOnce() -> Result<Vec<u8>, E>,
+    {
+        get_or_load_raw(self, ns, key, ttl, || load().map_err(LoadError::Loader))
+    }
+
+    /// The typed value under `key` (decoded with rmp-serde), or `None`.
+    pub fn get<T: DeserializeOwned>(&self, ns: &str, key: &str) -> Result<Option<T>, Error> {
+        self.get_with(ns, key, decode_value)?.transpose()
+    }
+
+    /// Store a typed value (interop value profile, see `encode_value`).
+    pub fn set<T: Serialize + ?Sized>(
+        &self,
+        ns: &str,
+        key: &str,
+        value: &T,
+        ttl: Option<Duration>,
+    ) -> Result<(), Error> {
+        self.set_bytes(ns, key, &encode_value(value)?, ttl)
+    }
+
+    /// The typed value under `key`, or the one `load` computes (single-flight,
+    /// as `get_or_load_bytes`).
+    pub fn get_or_load<T, F, E>(&self, ns: &str, key: &str, ttl: Option<Duration>, load: F) -> Result<T, LoadError<E>>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce() -> Result<T, E>,
+    {
+        let bytes = get_or_load_raw(self, ns, key, ttl, || {
+            let value = load().map_err(LoadError::Loader)?;
+            encode_value(&value).map_err(LoadError::Cache)
+        })?;
+        decode_value(&bytes).map_err(LoadError::Cache)
+    }
+
+    /// Remove `key` from both tiers (cachekit_cache_invalidate).
+    pub fn delete(&self, ns: &str, key: &str) -> Result<(), Error> {
+        with_cstr("namespace", ns, |ns| {
+            // SAFETY: live handle, string and key slice.
+            call(|err| unsafe {
+                sys::cachekit_cache_invalidate_ex(self.as_ptr(), ns, key.as_ptr().cast(), key.len(), err)
+            })
+        })
+    }
+
+    /// Remove every key of namespace `ns` (L1, and L2 where the backend can
+    /// list keys: Redis and memory; the file backend answers InvalidArgument).
+    pub fn invalidate_namespace(&self, ns: &str) -> Result<(), Error> {
+        with_cstr("namespace", ns, |ns| {
+            // SAFETY: live handle and string.
+            call(|err| unsafe { sys::cachekit_cache_invalidate_namespace_ex(self.as_ptr(), ns, err) })
+        })
+    }
+
+    /// Remove every key of this cache (its own key space only).
+    pub fn clear(&self) -> Result<(), Error> {
+        // SAFETY: live handle.
+        call(|err| unsafe { sys::cachekit_cache_clear_ex(self.as_ptr(), err) })
+    }
+
+    /// Counters of all namespaces (`None`) or of one.
+    pub fn stats(&self, ns: Option<&str>) -> Result<Stats, Error> {
+        let mut s = sys::cachekit_cache_stats {
+            struct_size: core::mem::size_of::<sys::cachekit_cache_stats>(),
+            ..Default::default()
+        };
+        with_opt_cstr("namespace", ns, |ns| {
+            // SAFETY: live handle, struct of the header's size, string or NULL.
+            call(|err| unsafe { sys::cachekit_cache_stats_get_ex(self.as_ptr(), &mut s, ns, err) })
+        })?;
+        Ok(Stats::from(s))
+    }
+
+    /// A lookup that also reports where the value came from and, on an SWR
+    /// stale hit, the refresh claim this caller was handed (exactly one caller
+    /// per stale period): compute a new value and `put_refresh` it, or
+    /// `abandon_refresh`.
+    pub fn get_bytes_with_info(&self, ns: &str, key: &str) -> Result<Option<(Vec<u8>, Lookup)>, Error> {
+        let mut out = Buf::new();
+        let mut info = sys::cachekit_lookup::INIT;
+        let found = with_cstr("namespace", ns, |ns| {
+            // SAFETY: live handle, string, key slice, buffer and lookup struct.
+            call_found(|err| unsafe {
+                sys::cachekit_cache_get_ex(
+                    self.as_ptr(),
+                    out.as_mut_ptr(),
+                    &mut info,
+                    ns,
+                    key.as_ptr().cast(),
+                    key.len(),
+                    err,
+                )
+            })
+        })?;
+        Ok(found.then(|| (out.to_vec(), Lookup::from(info))))
+    }
+
+    /// Land an SWR refresh under `claim`. `Ok(false)` when the claim lost to
+    /// an invalidation or a newer write (nothing stored).
+    pub fn put_refresh(
+        &self,
+        ns: &str,
+        key: &str,
+        value: &[u8],
+        ttl: Option<Duration>,
+        claim: u64,
+    ) -> Result<bool, Error> {
+        with_cstr("namespace", ns, |ns| {
+            // SAFETY: live handle, string and slices.
+            call_found(|err| unsafe {
+                sys::cachekit_cache_put_refresh_ex(
+                    self.as_ptr(),
+                    ns,
+                    key.as_ptr().cast(),
+                    key.len(),
+                    value.as_ptr().cast(),
+                    value.len(),
+                    ttl_seconds(ttl),
+                    claim,
+                    err,
+                )
+            })
+        })
+    }
+
+    /// Give up an SWR refresh claim, so a later stale hit may claim again.
+    pub fn abandon_refresh(&self, key: &str, claim: u64) -> Result<(), Error> {
+        // SAFETY: live handle and key slice.
+        call_found(|err| unsafe {
+            sys::cachekit_cache_abandon_refresh_ex(self.as_ptr(), key.as_ptr().cast(), key.len(), claim, err)
+        })
+        .map(|_| ())
+    }
+
+    /// The metrics in the Prometheus text format.
+    pub fn metrics_text(&self) -> Result<String, Error> {
+        let mut out = Buf::new();
+        // SAFETY: live handle and buffer.
+        call(|err| unsafe { sys::cachekit_cache_metrics_text_ex(self.as_ptr(), out.as_mut_ptr(), err) })?;
+        Ok(out.to_text())
+    }
+}
+
+/// Where a value came from (cachekit_lookup).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Lookup {
+    /// CACHEKIT_SOURCE_*: 1 L1, 2 L2, 3 loaded by this caller, 4 another caller's load.
+    pub source: i32,
+    /// The SWR refresh claim handed to this caller, if any.
+    pub refresh_claim: Option<u64>,
+    /// Age of an L1 hit in seconds (None otherwise).
+    pub age: Option<f64>,
+}
+
+impl From<sys::cachekit_lookup> for Lookup {
+    fn from(l: sys::cachekit_lookup) -> Lookup {
+        Lookup {
+            source: l.source,
+            refresh_claim: (l.refresh != 0).then_some(l.refresh_claim),
+            age: (l.age_seconds >= 0.0).then_some(l.age_seconds),
+        }
+    }
+}
+
+/// Counters of a cache (cachekit_cache_stats).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Stats {
+    pub l1_hits: u64,
+    pub l2_hits: u64,
+    pub misses: u64,
+    pub stores: u64,
+    pub loads: u64,
+    pub load_errors: u64,
+    pub waits: u64,
+    pub stale_served: u64,
+    pub refreshes: u64,
+    pub dropped_fills: u64,
+    pub too_large: u64,
+    pub invalidations: u64,
+    pub backend_errors: u64,
+    pub timeouts: u64,
+    pub corrupt: u64,
+    pub tampered: u64,
+    pub wrong_key: u64,
+    pub downgrade: u64,
+    pub serializer_mismatch: u64,
+    pub l2_latency_count: u64,
+    pub l2_latency_sum_ms: f64,
+    pub l1_entries: u64,
+    pub l1_bytes: u64,
+    pub l1_evictions: u64,
+    pub l1_expirations: u64,
+    /// 0 closed, 1 open, 2 half-open.
+    pub breaker_state: i32,
+}
+
+impl From<sys::cachekit_cache_stats> for Stats {
+    fn from(s: sys::cachekit_cache_stats) -> Stats {
+        Stats {
+            l1_hits: s.l1_hits,
+            l2_hits: s.l2_hits,
+            misses: s.misses,
+            stores: s.stores,
+            loads: s.loads,
+            load_errors: s.load_errors,
+            waits: s.waits,
+            stale_served: s.stale_served,
+            refreshes: s.refreshes,
+            dropped_fills: s.dropped_fills,
+            too_large: s.too_large,
+            invalidations: s.invalidations,
+            backend_errors: s.backend_errors,
+            timeouts: s.timeouts,
+            corrupt: s.corrupt,
+            tampered: s.tampered,
+            wrong_key: s.wrong_key,
+            downgrade: s.downgrade,
+            serializer_mismatch: s.serializer_mismatch,
+            l2_latency_count: s.l2_latency_count,
+            l2_latency_sum_ms: s.l2_latency_sum_ms,
+            l1_entries: s.l1_entries,
+            l1_bytes: s.l1_bytes,
+            l1_evictions: s.l1_evictions,
+            l1_expirations: s.l1_expirations,
+            breaker_state: s.breaker_state,
+        }
+    }
+}

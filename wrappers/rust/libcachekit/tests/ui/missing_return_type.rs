@@ -1,0 +1,8 @@
+use libcachekit::cached;
+
+#[cached(namespace = "users")]
+fn touch(id: u64) {
+    let _ = id;
+}
+
+fn main() {}
