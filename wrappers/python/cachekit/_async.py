@@ -1,32 +1,49 @@
-"""The async bridge of L2 mode: coroutine functions over the core's blocking calls."""
+"""L2 mode for coroutine functions, without a thread per call.
+
+- A hit in L1 is answered inline on the event loop (cachekit_cache_peek: L1
+  only, never L2 I/O).
+- Otherwise callers of one key on one event loop merge into one flight: the
+  leader reads L2 through the core's executor (CoreCache.executor, never the
+  loop's default one), runs the function on the loop in its own task (so it is
+  cancelled with its caller) and writes the value through the executor; the
+  waiters await the flight on the loop and decode the leader's bytes.
+- The outcomes are those of the sync path (_l2mode.py): the same exception
+  instance for every waiter, an interrupted (cancelled) leader hands the load
+  to a waiter, an unstorable value is shared uncached, a waiter that waits
+  load_timeout computes for itself.
+"""
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
-from typing import Any, Callable
+from typing import Any
 
-from cachekit._core import LoadTimeout
+from cachekit._core import SOURCE_L1, SOURCE_LOADED, SOURCE_WAITED
 from cachekit._keys import _L2_KEY_ERRORS, _UNCACHED
-from cachekit._l2mode import _COMPUTE, _FAILED, _RAISE, _VALUE
+from cachekit._l2mode import _Unstorable
 
-# Async L2 loads: the marks [core, key, running] of the loads the current
-# task's context runs (the core's EDEADLOCK sees threads, not tasks).
+# The loads the current task (and the tasks it starts) leads: [state, key,
+# running] marks, so that a function awaiting itself with the same arguments
+# is a DeadlockError at once instead of a wait on itself.
 _LEADING: contextvars.ContextVar[tuple] = contextvars.ContextVar("cachekit_leading", default=())
 
-
-async def _lead(fn: Callable, args: tuple, kwargs: dict, mark: list) -> tuple:
-    """An async function run for a load, as (True, value) or (False, exception)
-    (returned, not raised: futures would copy a TimeoutError)."""
-    _LEADING.set(_LEADING.get() + (mark,))
-    try:
-        return True, await fn(*args, **kwargs)
-    except Exception as exc:
-        return False, exc
+# A flight's outcomes, as its future's result: (kind, x).
+_BYTES, _OBJECT, _ERROR, _AGAIN = range(4)
 
 
-def _leading(core: Any, key: bytes) -> bool:
-    return any(m[2] and m[0] is core and m[1] == key for m in _LEADING.get())
+class AFlight:
+    """One async load of a key on one event loop: the future of its outcome
+    and how many callers await it."""
+
+    __slots__ = ("future", "waiters")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.future: asyncio.Future = loop.create_future()
+        self.waiters = 0
+
+
+def _leading(state: Any, key: bytes) -> bool:
+    return any(m[2] and m[0] is state and m[1] == key for m in _LEADING.get())
 
 
 class AsyncL2Mixin:
@@ -36,61 +53,107 @@ class AsyncL2Mixin:
         key, kwargs = self.key_of_call(args, kwargs, self.cached_key, _L2_KEY_ERRORS)
         if key is _UNCACHED:
             return await self.fn(*args, **kwargs)
+        core = self._core or self.build_core()
+        hit = core.peek(self.ns_bytes, key, self.decode)
+        if hit is not None:
+            value, info = hit
+            self.count(SOURCE_L1)
+            if info.refresh:
+                self.arefresh(asyncio.get_running_loop(), key, args, kwargs, info.refresh_claim)
+            return value
+        return await self.amiss(core, key, args, kwargs)
+
+    async def amiss(self, core: Any, key: bytes, args: tuple, kwargs: dict) -> Any:
         loop = asyncio.get_running_loop()
-        # As in call: the first pass is the hit path; the loop is for retries.
+        flights = self.aflights
+        fkey = (loop, key)
         while True:
-            holder: list = []
+            flight = flights.get(fkey)
+            if flight is None:
+                return await self.alead(core, key, args, kwargs, loop, fkey)
+            if _leading(self, key):
+                raise self.deadlock()
+            flight.waiters += 1
             try:
-                value, info = await asyncio.to_thread(self.core.get_or_load, self.ns_bytes, key, self.core_ttl,
-                                                      self.l2_aloader(holder, key, args, kwargs, loop), self.decode)
-            except BaseException as exc:
-                outcome = exc
-            else:
-                if self.settle(key, info.source):
-                    return holder[0]
-                if info.refresh:
-                    self.arefresh(loop, key, args, kwargs, info.refresh_claim)
-                return value
-            if isinstance(outcome, LoadTimeout) and _leading(self.core, key):
-                # This task runs the key's load itself (the function awaited itself
-                # with the same arguments): the core cannot see it across threads.
-                outcome = self.deadlock()
-            what, x = self.l2_settle(outcome, holder)
-            holder.clear()  # drops the exception it may hold (a cycle through its traceback)
-            if what is _VALUE:
-                return x
-            if what is _RAISE:
-                raise x
-            if what is _COMPUTE:
+                kind, x = await asyncio.wait_for(asyncio.shield(flight.future), self.load_timeout)
+            except asyncio.TimeoutError:
+                # The leader is too slow: compute here, uncached (only the
+                # leader stores, so this value cannot undo an invalidation).
+                self.count(SOURCE_LOADED)
                 return await self.fn(*args, **kwargs)
-
-    def l2_aloader(self, holder: list, key: bytes, args: tuple, kwargs: dict,
-                   loop: asyncio.AbstractEventLoop) -> Callable[[], bytes]:
-        fn = self.fn
-        storable = self.storable
-        core = self.core
-
-        def compute() -> bytes:
-            # Runs on the worker thread that holds the single-flight claim; the
-            # coroutine itself runs on the caller's event loop.
-            mark = [core, key, True]
-            try:
-                try:
-                    ok, v = asyncio.run_coroutine_threadsafe(_lead(fn, args, kwargs, mark), loop).result()
-                except concurrent.futures.CancelledError:
-                    # Its task was cancelled (the loop shuts down): an interrupted
-                    # load, which the waiters start over.
-                    raise asyncio.CancelledError() from None
-                if not ok:
-                    raise v
-            except BaseException as exc:
-                # The instance itself: passing futures would copy a TimeoutError.
-                holder.append(_FAILED)
-                holder.append(exc)
-                raise
             finally:
-                mark[2] = False
-            holder.append(v)
-            return storable(v)
+                flight.waiters -= 1
+            if kind == _BYTES:
+                self.count(SOURCE_WAITED)
+                return self.decode(x)
+            if kind == _OBJECT:
+                self.count(SOURCE_WAITED)
+                return x
+            if kind == _ERROR:
+                self.count_miss()
+                raise x
+            # _AGAIN: the leader was interrupted: start over (one waiter leads).
 
-        return compute
+    async def alead(self, core: Any, key: bytes, args: tuple, kwargs: dict, loop: asyncio.AbstractEventLoop,
+                    fkey: tuple) -> Any:
+        flight = AFlight(loop)
+        self.aflights[fkey] = flight
+        outcome: tuple = (_AGAIN, None)
+        mark = [self, key, True]
+        token = _LEADING.set(_LEADING.get() + (mark,))
+        try:
+            ns, pool = self.ns_bytes, core.executor()
+            data, info = await loop.run_in_executor(pool, core.get, ns, key)
+            if data is not None:
+                value = self.decode(data, info.temporal_keys)
+                outcome = (_BYTES, data)
+                self.count(info.source)
+                return value
+            generation = self.generation
+            try:
+                value = await self.fn(*args, **kwargs)
+            except Exception as exc:
+                outcome = (_ERROR, exc)
+                self.count_miss()
+                raise
+            self.count(SOURCE_LOADED)
+            try:
+                data = self.storable(value)
+            except _Unstorable as exc:
+                self.unsupported(exc.cause)
+                outcome = (_OBJECT, value)
+                return value
+            outcome = (_BYTES, data)
+            self.publish(fkey, flight, outcome)  # the waiters need not wait for the write
+            if generation == self.generation:  # not invalidated meanwhile (by this function)
+                await loop.run_in_executor(pool, core.put, ns, key, data, self.core_ttl)
+                self.note_written(key)
+            return value
+        finally:
+            mark[2] = False
+            _LEADING.reset(token)
+            self.publish(fkey, flight, outcome)
+
+    def publish(self, fkey: tuple, flight: AFlight, outcome: tuple) -> None:
+        """End the flight: later callers start their own; its waiters get `outcome`."""
+        if self.aflights.get(fkey) is flight:
+            del self.aflights[fkey]
+        if not flight.future.done():
+            flight.future.set_result(outcome)
+
+    def arefresh(self, loop: asyncio.AbstractEventLoop, key: bytes, args: tuple, kwargs: dict, claim: int) -> None:
+        """A stale L1 hit's refresh: the function on the loop, the write through the executor."""
+        core = self._core or self.build_core()
+
+        async def refresh() -> None:
+            try:
+                v = await self.fn(*args, **kwargs)
+                await loop.run_in_executor(core.executor(), core.put_refresh, self.ns_bytes, key, self.encode(v),
+                                           self.core_ttl, claim)
+            except BaseException:
+                core.abandon_refresh(key, claim)
+
+        task = loop.create_task(refresh())
+        self.refreshing.add(task)
+        task.add_done_callback(self.refreshing.discard)
+

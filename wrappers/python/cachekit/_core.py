@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
 try:
@@ -39,6 +40,9 @@ SOURCE_WAITED = lib.CACHEKIT_SOURCE_WAITED
 OK = lib.CACHEKIT_OK
 ENOTFOUND = lib.CACHEKIT_ENOTFOUND
 TTL_DEFAULT = lib.CACHEKIT_TTL_DEFAULT
+# Threads of a core's executor (CoreCache.executor): its L2 calls for coroutine
+# functions, each bounded by the backend's command timeout.
+_L2_WORKERS = 8
 _LOOKUP_INIT = {"struct_size": ffi.sizeof("cachekit_lookup"), "age_seconds": -1.0, "temporal_keys": -1}
 
 
@@ -499,6 +503,7 @@ class CoreCache:
         # fail-open cache a Timeout of a call that ran no loader is a wait.
         self._fail_closed = bool(fail_closed)
         self._failures = _Failures()
+        self._executor: Optional[ThreadPoolExecutor] = None
 
     # Reads -----------------------------------------------------------------
 
@@ -516,6 +521,35 @@ class CoreCache:
             raise call_error(err)
         finally:
             _give(slot)
+
+    def peek(self, ns: Optional[bytes], key: bytes, decode: Callable[[Any, int], Any]) -> Optional[tuple[Any, Any]]:
+        """An L1 hit as (decode(payload, -1), info), else None: cachekit_cache_peek,
+        which never reads or waits on L2 (safe on an event loop)."""
+        info = ffi.new("cachekit_lookup *", _LOOKUP_INIT)
+        slot = _take()
+        buf, err = slot
+        try:
+            rc = lib.cachekit_cache_peek_ex(self._h, buf, info, ns if ns is not None else ffi.NULL, key, len(key),
+                                            err)
+            if rc == OK:
+                return decode(ffi.buffer(buf.ptr, buf.size)[:], -1), info
+            if rc == ENOTFOUND:
+                return None
+            raise call_error(err)
+        finally:
+            _give(slot)
+
+    def executor(self) -> ThreadPoolExecutor:
+        """The threads this core's blocking L2 calls run on for coroutine
+        functions (never the event loop's default executor, which user code
+        may fill)."""
+        ex = self._executor
+        if ex is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(max_workers=_L2_WORKERS, thread_name_prefix="cachekit-l2")
+                ex = self._executor
+        return ex
 
     def get_or_load(self, ns: Optional[bytes], key: bytes, ttl: float, compute: Callable[[], bytes],
                     decode: Optional[Callable[[Any, int], Any]] = None) -> tuple[Any, Any]:
@@ -615,6 +649,9 @@ class CoreCache:
 
     def close(self) -> None:
         with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+                self._executor = None
             if self._h is not None:
                 lib.cachekit_cache_free(self._h)
                 self._h = None

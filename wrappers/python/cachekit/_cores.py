@@ -97,6 +97,7 @@ class CoreMixin:
         self._core = None
         self.lock = threading.Lock()
         self.refreshing = set()
+        self.aflights = {}
         if self.objects is not None:
             self.objects.after_fork()
 

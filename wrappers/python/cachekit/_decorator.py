@@ -95,6 +95,9 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         if not (0 < self.swr_ratio <= 1):
             raise ValueError("swr_threshold_ratio must be in (0, 1]")
         self.refreshing: set = set()
+        self.load_timeout = _LOAD_TIMEOUT  # a single-flight waiter's patience (object mode, async L2 mode)
+        self.aflights: dict = {}  # async L2 mode: (event loop, key) -> the future of its load
+        self.generation = 0  # bumped by every invalidation: an async load begun before one does not store
         self.ns_bytes = (self.namespace or "").encode("utf-8")
         self.key_memo: dict = {}
         if self.object_mode:
@@ -105,7 +108,6 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
                             * (1 << 20))
             self.objects = ObjectCache(opts.get("max_entries"), max_bytes)
             self.obj_ttl = self.ttl if self.ttl else _ONE_YEAR
-            self.load_timeout = _LOAD_TIMEOUT
             self.core_spec: Optional[tuple] = None
         else:
             self.objects = None
@@ -131,6 +133,7 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
             self.objects.invalidate(self.obj_key(args, kwargs))
             return
         key = self.cached_key(args, kwargs)
+        self.generation += 1
         self.core.invalidate(self.ns_bytes, key)
         self.written.discard(key)
 
@@ -145,6 +148,7 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
             self.objects.clear()
             return
         with self.lock:
+            self.generation += 1
             keys = list(self.written)
             self.written.clear()
         for k in keys:
@@ -221,7 +225,8 @@ def _make_wrapper(state: _Cached) -> Callable:
             if state.objects is not None:
                 state.invalidate(args, kwargs)
             else:
-                await asyncio.to_thread(state.invalidate, args, kwargs)
+                core = state._core or state.build_core()
+                await asyncio.get_running_loop().run_in_executor(core.executor(), state.invalidate, args, kwargs)
 
         wrapper: Any = awrapper
         wrapper.invalidate_cache = ainvalidate_cache

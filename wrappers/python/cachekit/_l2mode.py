@@ -123,6 +123,10 @@ class L2ModeMixin:
         self.count(source)
         if source != SOURCE_LOADED:
             return False
+        self.note_written(key)
+        return True
+
+    def note_written(self, key: bytes) -> None:
+        """Remember a key this process stored (for invalidate_cache() without arguments)."""
         if len(self.written) < _MAX_TRACKED_KEYS:
             self.written.add(key)
-        return True

@@ -1,7 +1,6 @@
 """Stale-while-revalidate: background refreshes of stale entries."""
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
@@ -43,16 +42,3 @@ class RefreshMixin:
                 log.debug("cachekit: background refresh failed", exc_info=True)
 
         threading.Thread(target=run, daemon=True, name="cachekit-swr").start()
-
-    def arefresh(self, loop: asyncio.AbstractEventLoop, key: bytes, args: tuple, kwargs: dict, claim: int) -> None:
-        async def refresh() -> None:
-            try:
-                v = await self.fn(*args, **kwargs)
-                await asyncio.to_thread(self.core.put_refresh, self.ns_bytes, key, self.encode(v),
-                                        self.core_ttl, claim)
-            except BaseException:
-                self.core.abandon_refresh(key, claim)
-
-        task = loop.create_task(refresh())
-        self.refreshing.add(task)
-        task.add_done_callback(self.refreshing.discard)
