@@ -18,7 +18,7 @@ import asyncio
 import contextvars
 from typing import Any
 
-from cachekit._core import SOURCE_L1, SOURCE_LOADED, SOURCE_WAITED
+from cachekit._core import SOURCE_L1, SOURCE_LOADED, SOURCE_WAITED, UnreadableValue
 from cachekit._keys import _L2_KEY_ERRORS, _UNCACHED
 from cachekit._l2mode import _Unstorable
 
@@ -54,7 +54,11 @@ class AsyncL2Mixin:
         if key is _UNCACHED:
             return await self.fn(*args, **kwargs)
         core = self._core or self.build_core()
-        hit = core.peek(self.ns_bytes, key, self.decode)
+        try:
+            hit = core.peek(self.ns_bytes, key, self.decode)
+        except UnreadableValue as exc:
+            self.drop_unreadable(core, key, exc)
+            hit = None
         if hit is not None:
             value, info = hit
             self.count(SOURCE_L1)
@@ -105,10 +109,14 @@ class AsyncL2Mixin:
             ns, pool = self.ns_bytes, core.executor()
             data, info = await loop.run_in_executor(pool, core.get, ns, key)
             if data is not None:
-                value = self.decode(data, info.temporal_keys)
-                outcome = (_BYTES, data)
-                self.count(info.source)
-                return value
+                try:
+                    value = self.decode(data, info.temporal_keys)
+                except Exception as exc:  # unreadable: a miss, recomputed and replaced
+                    await loop.run_in_executor(pool, self.drop_unreadable, core, key, UnreadableValue(exc))
+                else:
+                    outcome = (_BYTES, data)
+                    self.count(info.source)
+                    return value
             generation = self.generation
             try:
                 value = await self.fn(*args, **kwargs)

@@ -8,6 +8,8 @@ import os
 import uuid as _uuid
 from typing import Any, Optional
 
+from cachekit._core import ConfigurationError, lib
+
 _UNSET: Any = object()
 _PROCESS_ID = _uuid.uuid4().hex
 _ONE_YEAR = 31_536_000.0
@@ -33,6 +35,9 @@ _PRESETS: dict[str, dict[str, Any]] = {
     "test": {"ttl": 60, "integrity_checking": False, "swr_enabled": False},
     "local": {"ttl": 300, "backend": None, "max_entries": 256, "swr_enabled": False, "_local": True},
 }
+
+# The serializers encryption may wrap (the reference refuses the auto one).
+_ENCRYPTABLE = frozenset({"default", "std", "standard", "orjson", "arrow"})
 
 # Cores are shared by configuration; a master key takes part in that identity
 # only as a keyed BLAKE2b digest (a random key per process), so the hex key is
@@ -62,6 +67,28 @@ def _check_ttl(ttl: Any) -> Optional[float]:
     if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl) or ttl < 0:
         raise ValueError(f"ttl must be None or a finite number >= 0, got {ttl!r}")
     return float(ttl)
+
+
+def _check_choices(opts: dict[str, Any]) -> None:
+    """The reference's decoration-time refusals: encryption over a serializer it cannot seal, a master key (given or in
+    CACHEKIT_MASTER_KEY) with no explicit encryption choice when values go to
+    an L2, a negative or non-numeric L1 budget, cache.local without a TTL."""
+    ser = opts.get("serializer", "default")
+    if opts.get("encryption") and isinstance(ser, str) and ser not in _ENCRYPTABLE:
+        raise ConfigurationError(lib.CACHEKIT_EINVAL, f"encryption=True cannot seal serializer={ser!r} values: "
+                                 f"use one of {', '.join(sorted(_ENCRYPTABLE))}")
+    has_l2 = opts.get("backend", _UNSET) is not None
+    if has_l2 and "encryption" not in opts and (opts.get("master_key") is not None
+                                               or os.environ.get("CACHEKIT_MASTER_KEY")):
+        raise ConfigurationError(lib.CACHEKIT_EINVAL, "a master key is set (master_key= or CACHEKIT_MASTER_KEY) "
+                                 "but encryption is not chosen: pass encryption=True (or cache.secure) to "
+                                 "encrypt, or encryption=False to store plaintext")
+    mb = opts.get("l1_max_size_mb")
+    if mb is not None and (isinstance(mb, bool) or not isinstance(mb, (int, float)) or not math.isfinite(mb)
+                           or mb <= 0):
+        raise ValueError(f"l1_max_size_mb must be a finite number > 0, got {mb!r}")
+    if opts.get("_local") and not opts.get("ttl"):
+        raise ValueError(f"cache.local needs a ttl > 0, got {opts.get('ttl')!r}")
 
 
 def _validate(kw: dict[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ __all__ = [
     "ffi", "lib", "CacheKitError", "ConfigurationError", "InteropError", "DecodeError", "ValueTooLargeError",
     "CacheMemoryError", "BackendError", "CacheTimeoutError", "CircuitOpenError", "IntegrityError",
     "DecryptionAuthenticationError", "DeadlockError", "LoadFailed", "LoadTimeout", "CoreCache", "Backend",
-    "error_class", "call_error",
+    "error_class", "call_error", "UnreadableValue",
     "key_auto", "key_interop", "serializer_code", "msgpack_canonical", "msgpack_check",
     "SOURCE_NONE", "SOURCE_L1", "SOURCE_L2", "SOURCE_LOADED", "SOURCE_WAITED",
 ]
@@ -105,6 +105,15 @@ class DecryptionAuthenticationError(IntegrityError):
 
 class DeadlockError(CacheKitError, RuntimeError):
     """Deadlock: a loader asked for its own key."""
+
+
+class UnreadableValue(Exception):
+    """CoreCache.get_or_load / peek: the stored payload was read but `decode`
+    raised (`cause`): the caller treats the entry as a miss."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(f"a stored value could not be decoded: {cause!r}")
+        self.cause = cause
 
 
 class LoadFailed(CacheKitError):
@@ -532,7 +541,10 @@ class CoreCache:
             rc = lib.cachekit_cache_peek_ex(self._h, buf, info, ns if ns is not None else ffi.NULL, key, len(key),
                                             err)
             if rc == OK:
-                return decode(ffi.buffer(buf.ptr, buf.size)[:], -1), info
+                try:
+                    return decode(ffi.buffer(buf.ptr, buf.size)[:], -1), info
+                except Exception as exc:
+                    raise UnreadableValue(exc) from None
             if rc == ENOTFOUND:
                 return None
             raise call_error(err)
@@ -579,7 +591,10 @@ class CoreCache:
             payload = ffi.buffer(buf.ptr, buf.size)
             if decode is None:
                 return payload[:], info
-            return decode(payload if info.temporal_keys >= 0 else payload[:], info.temporal_keys), info
+            try:
+                return decode(payload if info.temporal_keys >= 0 else payload[:], info.temporal_keys), info
+            except Exception as exc:
+                raise UnreadableValue(exc) from None
         finally:
             _give(slot)
             ctx.error = None

@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, TypeVar, overload
 
 from cachekit import _codec
 from cachekit._async import AsyncL2Mixin
-from cachekit._config import (_LOAD_TIMEOUT, _ONE_YEAR, _PRESETS, _PROCESS_ID, _UNSET, _check_ttl,
+from cachekit._config import (_check_choices, _LOAD_TIMEOUT, _ONE_YEAR, _PRESETS, _PROCESS_ID, _UNSET, _check_ttl,
                               _validate)
 from cachekit._core import BackendError, ConfigurationError, CoreCache, lib
 from cachekit._cores import CoreMixin, _check_core, _registry
@@ -270,6 +270,7 @@ class _Decorator:
         if self._name == "secure":
             opts["encryption"] = True
             opts["integrity_checking"] = True
+        _check_choices(opts)
         return _make_wrapper(_Cached(fn, opts))
 
     @overload

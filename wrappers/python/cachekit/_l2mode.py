@@ -7,12 +7,17 @@ from typing import Any, Callable
 
 from cachekit import _codec
 from cachekit._config import _MAX_TRACKED_KEYS
-from cachekit._core import SOURCE_LOADED, SOURCE_WAITED, CacheKitError, LoadFailed, LoadTimeout
+import logging
+
+from cachekit._core import (SOURCE_LOADED, SOURCE_WAITED, BackendError, CacheKitError, LoadFailed, LoadTimeout,
+                            UnreadableValue)
 from cachekit._keys import _L2_KEY_ERRORS, _UNCACHED
 
 # A loader's holder starts with _FAILED when the function raised; l2_settle's verdicts.
 _FAILED = object()
-_VALUE, _RAISE, _COMPUTE, _RETRY = object(), object(), object(), object()
+_VALUE, _RAISE, _COMPUTE, _RETRY, _UNREADABLE = object(), object(), object(), object(), object()
+
+log = logging.getLogger("cachekit")
 
 
 class _Unstorable(Exception):
@@ -44,6 +49,7 @@ class L2ModeMixin:
         # A loop only for the rare retry (an interrupted leader): the first
         # pass is the hit path, one core call.
         core = self._core or self.build_core()
+        unreadable = False
         while True:
             holder: list = []
             try:
@@ -66,6 +72,21 @@ class L2ModeMixin:
                 raise x
             if what is _COMPUTE:
                 return self.fn(*args, **kwargs)
+            if what is _UNREADABLE:
+                if unreadable:  # unreadable again (another writer): this call runs uncached
+                    return self.fn(*args, **kwargs)
+                unreadable = True
+                self.drop_unreadable(core, key, x)
+
+    def drop_unreadable(self, core: Any, key: bytes, exc: UnreadableValue) -> None:
+        """A stored value that does not decode is a miss: removed, so that the
+        next load recomputes and replaces it."""
+        log.warning("cachekit: %s.%s: a stored value could not be read (%s): it is recomputed", self.module,
+                    self.qualname, exc.cause)
+        try:
+            core.invalidate(self.ns_bytes, key)
+        except BackendError:
+            pass
 
     def l2_loader(self, holder: list, args: tuple, kwargs: dict) -> Callable[[], bytes]:
         """The loader handed to the core: runs the function, keeps its value
@@ -85,13 +106,20 @@ class L2ModeMixin:
         return compute
 
     def storable(self, v: Any) -> bytes:
-        """v's stored bytes; _Unstorable when it cannot be serialised."""
+        """v's stored bytes; _Unstorable when it cannot be serialised or its
+        bytes do not decode (a dict with tuple keys: never stored, so that it
+        cannot break the later calls)."""
         try:
-            return self.encode(v)
+            data = self.encode(v)
         except CacheKitError:
             raise
         except (TypeError, ValueError, OverflowError) as exc:
             raise _Unstorable(v, exc) from None
+        try:
+            self.decode(data)
+        except Exception as exc:
+            raise _Unstorable(v, exc) from None
+        return data
 
     def l2_settle(self, outcome: BaseException, holder: list) -> tuple:
         """What a get_or_load that raised means for its caller: (_VALUE, v),
@@ -116,6 +144,8 @@ class L2ModeMixin:
         if isinstance(outcome, LoadTimeout):
             self.count(SOURCE_LOADED)
             return _COMPUTE, None
+        if isinstance(outcome, UnreadableValue):
+            return _UNREADABLE, outcome
         return _RAISE, outcome
 
     def settle(self, key: bytes, source: int) -> bool:
