@@ -21,6 +21,7 @@ from typing import Any
 from cachekit._core import SOURCE_L1, SOURCE_LOADED, SOURCE_WAITED, UnreadableValue
 from cachekit._keys import _L2_KEY_ERRORS, _UNCACHED
 from cachekit._l2mode import _Unstorable
+from cachekit._refresh import _REFRESH_PENDING
 
 # The loads the current task (and the tasks it starts) leads: [state, key,
 # running] marks, so that a function awaiting itself with the same arguments
@@ -152,6 +153,9 @@ class AsyncL2Mixin:
     def arefresh(self, loop: asyncio.AbstractEventLoop, key: bytes, args: tuple, kwargs: dict, claim: int) -> None:
         """A stale L1 hit's refresh: the function on the loop, the write through the executor."""
         core = self._core or self.build_core()
+        if len(self.refreshing) >= _REFRESH_PENDING:  # the bound of the sync pool's queue
+            core.abandon_refresh(key, claim)
+            return
 
         async def refresh() -> None:
             try:

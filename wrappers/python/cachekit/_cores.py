@@ -98,6 +98,8 @@ class CoreMixin:
         self.lock = threading.Lock()
         self.refreshing = set()
         self.aflights = {}
+        self.refresh_pool = None
+        self.refresh_pending = 0
         if self.objects is not None:
             self.objects.after_fork()
 
@@ -115,7 +117,7 @@ class CoreMixin:
         l1 = bool(opts.get("l1", opts.get("l1_enabled", True)))
         mb = opts.get("l1_max_size_mb")
         l1_bytes = int(mb * (1 << 20)) if mb else 0
-        swr = bool(opts.get("stale_while_revalidate", False)) and l1
+        swr = self.swr_enabled and l1  # the core's SWR on L1 hits, as object mode's
         fail_closed = opts.get("fail_closed")
         backend_obj = None
         url: Optional[str] = None
