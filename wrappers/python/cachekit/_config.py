@@ -52,6 +52,10 @@ def _secret_id(secret: Optional[str]) -> Optional[bytes]:
 
 
 def _backend_url(backend: Any) -> Optional[str]:
+    if isinstance(backend, str) and not backend.strip():
+        # Most often an unset environment variable: never a file cache in the current directory.
+        raise ConfigurationError(lib.CACHEKIT_EINVAL, "backend is an empty string: give a URL, a directory, "
+                                 "a cachekit.Backend, None (L1 only), or leave it out (the environment's)")
     if isinstance(backend, str):
         if "://" in backend:
             return backend

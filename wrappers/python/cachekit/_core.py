@@ -346,8 +346,8 @@ class Backend:
 # ---------------------------------------------------------------------------
 #
 # The core's single-flight hands a failed load's waiters CACHEKIT_EUSER. The
-# Python loader keeps its exception per key here (in the CoreCache), with the
-# time it failed, so that each waiter can raise the very same instance: a
+# Python loader keeps its exception per key here (in the CoreCache), with a
+# sequence number, so that each waiter can raise the very same instance: a
 # waiter takes the record of its key made after its own call began (the load
 # it waited for failed after it asked; should a newer load of the key have
 # failed too before the waiter ran, it gets that one, an equally true answer).
@@ -365,20 +365,23 @@ _FAILURE_MAX = 1024
 class _Failures:
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        # key -> (exception or None, traceback, failed_at, kept_until)
+        # key -> (exception or None, traceback, sequence number, kept_until)
         self.items: "OrderedDict[bytes, tuple]" = OrderedDict()
+        self.seq = 0  # of the last failure: a caller notes it before its call (an attribute read)
 
     def add(self, key: bytes, exc: Optional[BaseException]) -> None:
         now = time.monotonic()
         with self.lock:
+            self.seq += 1
             self.items.pop(key, None)
-            self.items[key] = (exc, exc.__traceback__ if exc is not None else None, now, now + _FAILURE_KEEP)
+            self.items[key] = (exc, exc.__traceback__ if exc is not None else None, self.seq, now + _FAILURE_KEEP)
             self._prune(now)
 
-    def get(self, key: bytes, since: float) -> Optional[tuple]:
+    def get(self, key: bytes, since: int) -> Optional[tuple]:
+        """The failure of `key` recorded after failure number `since`, if still kept."""
         with self.lock:
             rec = self.items.get(key)
-        if rec is None or rec[2] < since or rec[3] <= time.monotonic():
+        if rec is None or rec[2] <= since or rec[3] <= time.monotonic():
             return None
         return rec
 
@@ -578,7 +581,7 @@ class CoreCache:
         handle = ffi.new_handle(ctx)
         slot = _take()
         buf, err = slot
-        since = time.monotonic()
+        since = self._failures.seq
         try:
             rc = lib.cachekit_cache_get_or_load_ex(self._h, buf, info, ns if ns is not None else ffi.NULL, key,
                                                    len(key), ttl, lib._cachekit_py_loader, handle, err)
@@ -599,7 +602,7 @@ class CoreCache:
             _give(slot)
             ctx.error = None
 
-    def _load_error(self, err: Any, ctx: _LoadCtx, since: float) -> CacheKitError:
+    def _load_error(self, err: Any, ctx: _LoadCtx, since: int) -> CacheKitError:
         """The error of a get_or_load whose loader (if it ran) succeeded."""
         code = err.code
         if code == lib.CACHEKIT_EUSER:

@@ -114,3 +114,9 @@ def test_bad_l1_budget_is_refused_at_decoration(mb):
 def test_local_without_a_ttl_is_refused(ttl):
     with pytest.raises(ValueError, match="ttl"):
         cache.local(ttl=ttl)(lambda x: x)
+
+
+@pytest.mark.parametrize("backend", ["", "  "])
+def test_empty_backend_is_refused_not_a_file_cache_here(backend):
+    with pytest.raises(ConfigurationError, match="empty"):
+        cache(backend=backend)(lambda x: x)
