@@ -95,14 +95,53 @@ def _check_choices(opts: dict[str, Any]) -> None:
         raise ValueError(f"cache.local needs a ttl > 0, got {opts.get('ttl')!r}")
 
 
+# The reference's nested option objects (EncryptionConfig, L1CacheConfig): each
+# field this wrapper takes -> its flat option; a field it does not take, when set,
+# is refused rather than dropped.
+_NESTED: dict[str, dict[str, str]] = {
+    "encryption": {"enabled": "encryption", "master_key": "master_key"},
+    "l1": {"enabled": "l1", "max_size_mb": "l1_max_size_mb", "swr_enabled": "swr_enabled",
+           "swr_threshold_ratio": "swr_threshold_ratio"},
+}
+_NESTED_UNSUPPORTED = {"encryption": ("tenant_extractor", "single_tenant_mode", "deployment_uuid", "fail_closed")}
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    if isinstance(obj, dict):
+        return dict(obj)
+    if hasattr(obj, "__dict__"):
+        return dict(vars(obj))
+    return {n: getattr(obj, n) for n in getattr(obj, "__slots__", ()) if hasattr(obj, n)}
+
+
+def _flatten(kw: dict[str, Any]) -> dict[str, Any]:
+    """`encryption=` / `l1=` given as the reference's config objects (or
+    mappings): their fields as flat options (an explicit flat option wins)."""
+    out = dict(kw)
+    for name, fields in _NESTED.items():
+        obj = kw.get(name)
+        if obj is None or isinstance(obj, (bool, int)):
+            continue
+        got = _fields(obj)
+        for f in _NESTED_UNSUPPORTED.get(name, ()):
+            if got.get(f) not in (None, False):
+                raise ConfigurationError(lib.CACHEKIT_EINVAL, f"{name}.{f} is not supported by this wrapper")
+        del out[name]
+        for f, flat in fields.items():
+            if got.get(f) is not None and (flat == name or flat not in kw):
+                out[flat] = got[f]
+    return out
+
+
 def _validate(kw: dict[str, Any]) -> dict[str, Any]:
     unknown = set(kw) - _ALLOWED
     if unknown:
         raise TypeError(f"unexpected cache parameter(s): {', '.join(sorted(unknown))}")
     cfg = kw.pop("config", None)
     if cfg is not None:
-        base = {k: v for k, v in vars(cfg).items() if k in _ALLOWED} if hasattr(cfg, "__dict__") else dict(cfg)
-        base.update(kw)
-        kw = base
-    return kw
+        base = {k: v for k, v in _fields(cfg).items() if k in _ALLOWED}
+        base = _flatten(base)
+        base.update(_flatten(kw))
+        return base
+    return _flatten(kw)
 

@@ -120,3 +120,44 @@ def test_local_without_a_ttl_is_refused(ttl):
 def test_empty_backend_is_refused_not_a_file_cache_here(backend):
     with pytest.raises(ConfigurationError, match="empty"):
         cache(backend=backend)(lambda x: x)
+
+
+def test_nested_config_objects_are_read_field_by_field():
+    """config=DecoratorConfig(...) with the reference's nested EncryptionConfig and
+    L1CacheConfig: their fields, not bool(obj)."""
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class L1CacheConfig:
+        enabled: bool = True
+        max_size_mb: float | None = None
+        swr_enabled: bool = True
+        swr_threshold_ratio: float = 0.5
+
+    @dataclass
+    class EncryptionConfig:
+        enabled: bool | None = None
+        master_key: str | None = None
+
+    @dataclass
+    class DecoratorConfig:
+        ttl: int = 60
+        backend: object = "memory://"
+        l1: L1CacheConfig = field(default_factory=L1CacheConfig)
+        encryption: EncryptionConfig = field(default_factory=EncryptionConfig)
+
+    plain = cache(config=DecoratorConfig(l1=L1CacheConfig(enabled=False, swr_enabled=False)))(lambda x: x)
+    st = plain._cachekit
+    assert st.swr_enabled is False and st.core_spec[1]["l1"] is False and st.core_spec[1]["encryption"] is False
+
+    backend = Backend("memory://")
+    sealed = cache(config=DecoratorConfig(backend=backend, encryption=EncryptionConfig(enabled=True, master_key=KEY)),
+                   namespace="nested")(lambda x: {"x": x})
+    assert sealed(1) == {"x": 1}
+    assert b'"encrypted":true' in backend.get(sealed._cachekit.key_for((1,), {})).replace(b" ", b"")
+
+
+def test_nested_option_not_supported_is_refused():
+    with pytest.raises(ConfigurationError, match="deployment_uuid"):
+        cache(backend="memory://", encryption={"enabled": True, "master_key": KEY, "deployment_uuid": "x"})(
+            lambda x: x)
