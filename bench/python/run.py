@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Python wrapper benchmarks (B4, B7, B8py). One JSON line per case:
+"""Python wrapper benchmarks (B4, B7, B8py, A1). One JSON line per case:
 
 {"case": "B4", "figure": ns, "anchor": ns, "unit": "ns", "ratio": figure/anchor,
  "target": t, "better": "lower", "anchor_desc": "..."}
@@ -197,7 +197,46 @@ def bench_redis():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-CASES = {"B4": b4, "B7": b7, "B8py": b8py}
+def a1() -> None:
+    """An async decorated L1 hit (answered on the event loop) beside the same
+    hit of a sync decorated function: the cost of the coroutine path."""
+    import asyncio
+    import msgpack
+    from cachekit import cache
+    from payload import users_payload
+    value = users_payload(n=1)["users"][0]  # one user record (~230 B): the fixed costs dominate
+
+    @cache(backend="memory://", namespace="a1s", ttl=3600)
+    def get_user(uid):
+        return value
+
+    @cache(backend="memory://", namespace="a1a", ttl=3600)
+    async def aget_user(uid):
+        return value
+
+    loop = asyncio.new_event_loop()
+    n = 2000
+
+    async def many() -> None:
+        for _ in range(n):
+            await aget_user(1)
+
+    def sync_many() -> None:
+        for _ in range(n):
+            get_user(1)
+
+    get_user(1)
+    loop.run_until_complete(aget_user(1))
+    assert get_user(1) == value and loop.run_until_complete(aget_user(1)) == value
+    try:
+        fig, anc = median_pair(lambda: loop.run_until_complete(many()), sync_many, 1, pairs=31)
+        emit("A1", fig / n, anc / n, 1.5, "the same L1 hit of a sync decorated function (memory:// backend)",
+             payload_bytes=len(msgpack.packb(value, use_bin_type=True)))
+    finally:
+        loop.close()
+
+
+CASES = {"B4": b4, "B7": b7, "B8py": b8py, "A1": a1}
 
 
 def main(argv: list[str]) -> int:

@@ -13,10 +13,13 @@ import pkgutil as _pkgutil
 # than these sources (build_ext.py --out <dir>): let the package span both.
 __path__ = _pkgutil.extend_path(__path__, __name__)
 
-from cachekit._core import (Backend, BackendError, CacheKitError, ConfigurationError, CoreCache,
-                            DecryptionAuthenticationError, IntegrityError, InteropError, LoadFailed, LoadTimeout)
+from cachekit._core import (Backend, BackendError, CacheKitError, CacheMemoryError, CacheTimeoutError,
+                            CircuitOpenError, ConfigurationError, CoreCache, DeadlockError, DecodeError,
+                            DecryptionAuthenticationError, IntegrityError, InteropError, LoadFailed, LoadTimeout,
+                            ValueTooLargeError)
 from cachekit._codec import (UnsupportedArgument, decode_interop_value, encode_interop_value, interop_key)
-from cachekit._decorator import CacheInfo, cache
+from cachekit._decorator import cache
+from cachekit._stats import CacheInfo
 
 def generate_interop_key(namespace: str, operation: str, args: list) -> str:
     """The interop/v1 key for the flat, already-bound argument list `args`."""
@@ -36,6 +39,7 @@ __version__ = library_version()
 __all__ = [
     "cache", "CacheInfo", "Backend", "CoreCache", "CacheKitError", "ConfigurationError", "BackendError",
     "IntegrityError", "DecryptionAuthenticationError", "InteropError", "LoadFailed", "LoadTimeout",
+    "DecodeError", "ValueTooLargeError", "CacheMemoryError", "CacheTimeoutError", "CircuitOpenError", "DeadlockError",
     "UnsupportedArgument",
     "generate_interop_key", "encode_interop_value", "decode_interop_value", "library_version",
 ]

@@ -8,11 +8,10 @@ ffi.buffer(ptr, size)[:].
 """
 from __future__ import annotations
 
-import os
-import re
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
 try:
@@ -25,8 +24,10 @@ except ImportError as exc:  # pragma: no cover - depends on the build
     ) from exc
 
 __all__ = [
-    "ffi", "lib", "CacheKitError", "ConfigurationError", "InteropError", "BackendError",
-    "IntegrityError", "DecryptionAuthenticationError", "LoadFailed", "LoadTimeout", "CoreCache", "Backend",
+    "ffi", "lib", "CacheKitError", "ConfigurationError", "InteropError", "DecodeError", "ValueTooLargeError",
+    "CacheMemoryError", "BackendError", "CacheTimeoutError", "CircuitOpenError", "IntegrityError",
+    "DecryptionAuthenticationError", "DeadlockError", "LoadFailed", "LoadTimeout", "CoreCache", "Backend",
+    "error_class", "call_error", "UnreadableValue",
     "key_auto", "key_interop", "serializer_code", "msgpack_canonical", "msgpack_check",
     "SOURCE_NONE", "SOURCE_L1", "SOURCE_L2", "SOURCE_LOADED", "SOURCE_WAITED",
 ]
@@ -39,11 +40,16 @@ SOURCE_WAITED = lib.CACHEKIT_SOURCE_WAITED
 OK = lib.CACHEKIT_OK
 ENOTFOUND = lib.CACHEKIT_ENOTFOUND
 TTL_DEFAULT = lib.CACHEKIT_TTL_DEFAULT
+# Threads of a core's executor (CoreCache.executor): its L2 calls for coroutine
+# functions, each bounded by the backend's command timeout.
+_L2_WORKERS = 8
 _LOOKUP_INIT = {"struct_size": ffi.sizeof("cachekit_lookup"), "age_seconds": -1.0, "temporal_keys": -1}
 
 
 class CacheKitError(Exception):
-    """A libcachekit failure: `code` is the pinned status, `name` its stable name."""
+    """A libcachekit failure: `code` is the pinned status, `name` its stable name
+    (docs/c-api.md; the names of shared/spec/codec-tool.md). The class is chosen
+    from the code alone (error_class), never from the message."""
 
     def __init__(self, code: int, message: str = "") -> None:
         self.code = code
@@ -53,28 +59,66 @@ class CacheKitError(Exception):
 
 
 class ConfigurationError(CacheKitError, ValueError):
-    """Invalid cache configuration (e.g. two backend selectors in the environment)."""
+    """InvalidArgument, InvalidKey, CryptoUnavailable: the configuration or an
+    argument is wrong (e.g. two backend selectors in the environment)."""
 
 
 class InteropError(CacheKitError, ValueError):
-    """An interop-mode key or value cannot be built (bad segment, unsupported value)."""
+    """UnsupportedType, InvalidSegment: an interop-mode key or value cannot be
+    built (bad segment, unsupported value)."""
+
+
+class DecodeError(CacheKitError, ValueError):
+    """DeserializationFailed, DepthExceeded, Truncated, TrailingBytes,
+    Overclaim, DecompressionBomb, DecompressionFailed, SizeValidationFailed:
+    bytes that do not decode."""
+
+
+class ValueTooLargeError(CacheKitError, ValueError):
+    """InputTooLarge: a value over the cache's max_value_bytes (not stored)."""
+
+
+class CacheMemoryError(CacheKitError, MemoryError):
+    """OutOfMemory."""
 
 
 class BackendError(CacheKitError):
-    """The L2 backend failed and the cache is fail-closed."""
+    """BackendError, Busy: the L2 backend failed and the cache is fail-closed."""
+
+
+class CacheTimeoutError(BackendError, TimeoutError):
+    """Timeout: an L2 command (fail-closed) or a single-flight wait timed out."""
+
+
+class CircuitOpenError(BackendError):
+    """CircuitOpen: the backend's breaker is open (fail-closed)."""
 
 
 class IntegrityError(CacheKitError):
-    """A stored entry failed its checks and the cache is fail-closed."""
+    """Corrupt, ChecksumMismatch, InvalidFrame, KeyNotFound, InvalidCiphertext:
+    a stored entry failed its checks and the cache is fail-closed."""
 
 
 class DecryptionAuthenticationError(IntegrityError):
-    """A ciphertext did not authenticate (fail-closed)."""
+    """AuthenticationFailed: a ciphertext did not authenticate (fail-closed)."""
+
+
+class DeadlockError(CacheKitError, RuntimeError):
+    """Deadlock: a loader asked for its own key."""
+
+
+class UnreadableValue(Exception):
+    """CoreCache.get_or_load / peek: the stored payload was read but `decode`
+    raised (`cause`): the caller treats the entry as a miss."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(f"a stored value could not be decoded: {cause!r}")
+        self.cause = cause
 
 
 class LoadFailed(CacheKitError):
-    """CoreCache.get_or_load: this caller waited for another caller's load of
-    the key and that load failed (CACHEKIT_EUSER). `error` is the very
+    """UserError. CoreCache.get_or_load: this caller waited for another
+    caller's load of the key and that load failed. `error` is the very
     exception the other caller's loader raised (`traceback` its traceback at
     the time), or None when that loader was interrupted by a BaseException
     (KeyboardInterrupt, cancellation...) or its exception is no longer kept:
@@ -84,59 +128,76 @@ class LoadFailed(CacheKitError):
     traceback: Any = None
 
 
-class LoadTimeout(BackendError):
-    """CoreCache.get_or_load: this caller waited load_timeout_ms for another
-    caller's load of the key and gave up (CACHEKIT_ETIMEOUT). The load itself
-    goes on, and stores its value when it ends."""
+class LoadTimeout(CacheTimeoutError):
+    """CoreCache.get_or_load on a fail-open cache: Timeout while this caller did
+    not run the loader, i.e. it waited load_timeout_ms for another caller's load
+    of the key and gave up (a fail-open cache reports no L2 timeout). The load
+    itself goes on, and stores its value when it ends."""
 
 
-_BACKEND_CODES = {lib.CACHEKIT_EBACKEND, lib.CACHEKIT_ETIMEOUT, lib.CACHEKIT_ECIRCUIT_OPEN, lib.CACHEKIT_EBUSY}
-_INTEGRITY_CODES = {lib.CACHEKIT_ECORRUPT, lib.CACHEKIT_EKEYNOTFOUND, lib.CACHEKIT_ECHECKSUM,
-                    lib.CACHEKIT_EFRAME}
+# One class per status family; a code not listed (Internal, NonceExhausted...)
+# is a plain CacheKitError.
+_FAMILIES: dict[int, type[CacheKitError]] = {}
+for _cls, _codes in (
+        (ConfigurationError, ("EINVAL", "EKEY", "ECRYPTO_UNAVAILABLE")),
+        (InteropError, ("EUNSUPPORTED", "ESEGMENT")),
+        (DecodeError, ("EDESERIALIZE", "EDEPTH", "ETRUNCATED", "ETRAILING", "EOVERCLAIM", "EBOMB", "EDECOMPRESS",
+                       "ESIZE")),
+        (ValueTooLargeError, ("ETOOBIG",)),
+        (CacheMemoryError, ("ENOMEM",)),
+        (BackendError, ("EBACKEND", "EBUSY")),
+        (CacheTimeoutError, ("ETIMEOUT",)),
+        (CircuitOpenError, ("ECIRCUIT_OPEN",)),
+        (IntegrityError, ("ECORRUPT", "ECHECKSUM", "EFRAME", "EKEYNOTFOUND", "ECIPHERTEXT")),
+        (DecryptionAuthenticationError, ("EAUTH",)),
+        (DeadlockError, ("EDEADLOCK",)),
+        (LoadFailed, ("EUSER",))):
+    for _name in _codes:
+        _FAMILIES[getattr(lib, "CACHEKIT_" + _name)] = _cls
 
 
-def last_error(code: int, cls: type[CacheKitError] | None = None) -> CacheKitError:
-    msg = ffi.string(lib.cachekit_error_last_message()).decode("utf-8", "replace")
-    return _classify(code, msg) if cls is None else cls(code, msg)
+def error_class(code: int) -> type[CacheKitError]:
+    return _FAMILIES.get(code, CacheKitError)
 
 
-def _classify(code: int, msg: str) -> CacheKitError:
-    if code in _BACKEND_CODES:
-        return BackendError(code, msg)
-    if code == lib.CACHEKIT_EAUTH:
-        return DecryptionAuthenticationError(code, msg)
-    if code in _INTEGRITY_CODES:
-        return IntegrityError(code, msg)
-    return CacheKitError(code, msg)
+def call_error(err: Any) -> CacheKitError:
+    """The exception for a failed `_ex` call, from its cachekit_error."""
+    return error_class(err.code)(err.code, ffi.string(err.message).decode("utf-8", "replace"))
 
 
 # ---------------------------------------------------------------------------
-# Buffers: a per-thread pool of cachekit_buf
+# Call slots: a per-thread pool of (cachekit_buf, cachekit_error) pairs
 # ---------------------------------------------------------------------------
+#
+# Every call that returns a status goes through its `_ex` form with the
+# slot's cachekit_error (the bindings' rule: never the thread-local last
+# error). A loader callback may re-enter the library on the same thread while
+# an outer call still owns its slot, hence a pool rather than one per thread.
 
 _tls = threading.local()
+_ERR_INIT = {"struct_size": ffi.sizeof("cachekit_error")}
 
 
-def _new_buf() -> Any:
-    return ffi.gc(ffi.new("cachekit_buf *"), lib.cachekit_buf_dispose)
+def _new_slot() -> tuple[Any, Any]:
+    return ffi.gc(ffi.new("cachekit_buf *"), lib.cachekit_buf_dispose), ffi.new("cachekit_error *", _ERR_INIT)
 
 
-def _take() -> Any:
+def _take() -> tuple[Any, Any]:
     try:
         return _tls.pool.pop()
     except AttributeError:
         _tls.pool = []
-        return _new_buf()
+        return _new_slot()
     except IndexError:
-        return _new_buf()
+        return _new_slot()
 
 
-def _give(buf: Any) -> None:
+def _give(slot: tuple[Any, Any]) -> None:
     pool = _tls.pool
     if len(pool) < 8:
-        if buf.capacity > (1 << 22):  # do not keep huge buffers around
-            lib.cachekit_buf_dispose(buf)
-        pool.append(buf)
+        if slot[0].capacity > (1 << 22):  # do not keep huge buffers around
+            lib.cachekit_buf_dispose(slot[0])
+        pool.append(slot)
 
 
 def _bytes(buf: Any) -> bytes:
@@ -147,6 +208,15 @@ def _enc(s: Optional[str]) -> Any:
     return ffi.NULL if s is None else s.encode("utf-8")
 
 
+def _new_err() -> Any:
+    return ffi.new("cachekit_error *", _ERR_INIT)
+
+
+def _check(rc: int, err: Any) -> None:
+    if rc != OK:
+        raise call_error(err)
+
+
 # ---------------------------------------------------------------------------
 # Codec calls
 # ---------------------------------------------------------------------------
@@ -154,14 +224,13 @@ def _enc(s: Optional[str]) -> Any:
 def serializer_code(identity: str) -> str:
     if not isinstance(identity, str) or not identity:
         raise ConfigurationError(lib.CACHEKIT_EINVAL, "a serializer identity is a non-empty string")
-    buf = _take()
+    slot = _take()
+    buf, err = slot
     try:
-        rc = lib.cachekit_serializer_code(buf, identity.encode("utf-8"))
-        if rc != OK:
-            raise last_error(rc, ConfigurationError)
+        _check(lib.cachekit_serializer_code_ex(buf, identity.encode("utf-8"), err), err)
         return _bytes(buf).decode()
     finally:
-        _give(buf)
+        _give(slot)
 
 
 def key_auto(ns: Optional[str], module: str, qualname: str, args: bytes, integrity: bool, serializer: str) -> str:
@@ -169,48 +238,44 @@ def key_auto(ns: Optional[str], module: str, qualname: str, args: bytes, integri
     if not isinstance(serializer, str) or not serializer:
         raise ConfigurationError(lib.CACHEKIT_EINVAL, "a serializer identity is a non-empty string, "
                                  f"got {serializer!r}")
-    buf = _take()
+    slot = _take()
+    buf, err = slot
     try:
-        rc = lib.cachekit_key_auto(buf, ffi.NULL if not ns else ns.encode("utf-8"), module.encode("utf-8"),
-                                   qualname.encode("utf-8"), args, len(args), 1 if integrity else 0,
-                                   serializer.encode("utf-8"))
-        if rc != OK:
-            raise last_error(rc)
+        _check(lib.cachekit_key_auto_ex(buf, ffi.NULL if not ns else ns.encode("utf-8"), module.encode("utf-8"),
+                                        qualname.encode("utf-8"), args, len(args), 1 if integrity else 0,
+                                        serializer.encode("utf-8"), err), err)
         return _bytes(buf).decode("utf-8")
     finally:
-        _give(buf)
+        _give(slot)
 
 
 def key_interop(ns: str, operation: str, args: bytes) -> tuple[str, bytes]:
     """cachekit_key_interop: (key, canonical args bytes)."""
-    out = _take()
-    canon = _take()
+    slot = _take()
+    canon_slot = _take()
+    out, err = slot
     try:
-        rc = lib.cachekit_key_interop(out, canon, ns.encode("utf-8", "surrogatepass"),
-                                      operation.encode("utf-8", "surrogatepass"), args, len(args))
-        if rc != OK:
-            raise last_error(rc, InteropError)
-        return _bytes(out).decode("utf-8"), _bytes(canon)
+        _check(lib.cachekit_key_interop_ex(out, canon_slot[0], ns.encode("utf-8", "surrogatepass"),
+                                           operation.encode("utf-8", "surrogatepass"), args, len(args), err), err)
+        return _bytes(out).decode("utf-8"), _bytes(canon_slot[0])
     finally:
-        _give(out)
-        _give(canon)
+        _give(slot)
+        _give(canon_slot)
 
 
 def msgpack_canonical(data: bytes, profile: int) -> bytes:
-    buf = _take()
+    slot = _take()
+    buf, err = slot
     try:
-        rc = lib.cachekit_msgpack_canonical(buf, data, len(data), profile)
-        if rc != OK:
-            raise last_error(rc, InteropError)
+        _check(lib.cachekit_msgpack_canonical_ex(buf, data, len(data), profile, err), err)
         return _bytes(buf)
     finally:
-        _give(buf)
+        _give(slot)
 
 
 def msgpack_check(data: bytes, max_depth: int = 0) -> None:
-    rc = lib.cachekit_msgpack_check(data, len(data), max_depth)
-    if rc != OK:
-        raise last_error(rc)
+    err = _new_err()
+    _check(lib.cachekit_msgpack_check_ex(data, len(data), max_depth, err), err)
 
 
 # ---------------------------------------------------------------------------
@@ -222,13 +287,14 @@ class Backend:
 
     def __init__(self, url: str, *, command_timeout_ms: int = 0, connect_timeout_ms: int = 0,
                  fail_closed: bool = False) -> None:
+        err = _new_err()
         opts = ffi.new("cachekit_backend_options *")
-        _check(lib.cachekit_backend_options_init(opts, ffi.sizeof("cachekit_backend_options")), ConfigurationError)
+        _check(lib.cachekit_backend_options_init_ex(opts, ffi.sizeof("cachekit_backend_options"), err), err)
         opts.command_timeout_ms = command_timeout_ms
         opts.connect_timeout_ms = connect_timeout_ms
         opts.fail_closed = 1 if fail_closed else 0
         out = ffi.new("cachekit_backend **")
-        _check(lib.cachekit_backend_open(out, url.encode("utf-8"), opts), ConfigurationError)
+        _check(lib.cachekit_backend_open_ex(out, url.encode("utf-8"), opts, err), err)
         self._h = out[0]
         self.url = url
 
@@ -238,26 +304,29 @@ class Backend:
 
     def get(self, key: bytes | str) -> Optional[bytes]:
         k = key.encode() if isinstance(key, str) else key
-        buf = _take()
+        slot = _take()
+        buf, err = slot
         try:
-            rc = lib.cachekit_backend_get(self._h, buf, k, len(k))
+            rc = lib.cachekit_backend_get_ex(self._h, buf, k, len(k), err)
             if rc == ENOTFOUND:
                 return None
-            _check(rc)
+            _check(rc, err)
             return _bytes(buf)
         finally:
-            _give(buf)
+            _give(slot)
 
     def set(self, key: bytes | str, value: bytes, ttl: float = 0.0) -> None:
         k = key.encode() if isinstance(key, str) else key
-        _check(lib.cachekit_backend_set(self._h, k, len(k), value, len(value), float(ttl)))
+        err = _new_err()
+        _check(lib.cachekit_backend_set_ex(self._h, k, len(k), value, len(value), float(ttl), err), err)
 
     def delete(self, key: bytes | str) -> bool:
         k = key.encode() if isinstance(key, str) else key
-        rc = lib.cachekit_backend_delete(self._h, k, len(k))
+        err = _new_err()
+        rc = lib.cachekit_backend_delete_ex(self._h, k, len(k), err)
         if rc == ENOTFOUND:
             return False
-        _check(rc)
+        _check(rc, err)
         return True
 
     def close(self) -> None:
@@ -272,51 +341,49 @@ class Backend:
             pass
 
 
-def _check(rc: int, cls: type[CacheKitError] | None = None) -> None:
-    if rc != OK:
-        raise last_error(rc, cls)
-
-
 # ---------------------------------------------------------------------------
 # Loader failures shared with the waiters of the same load
 # ---------------------------------------------------------------------------
 #
-# The core's single-flight hands a failed load's waiters CACHEKIT_EUSER and the
-# message the loader set. The Python loader keeps its exception here under a
-# fresh token and puts the token in that message, so each waiter can raise the
-# very same instance. The core does not say how many callers waited, so an
-# exception is kept for _FAILURE_KEEP seconds (a woken waiter only needs the GIL
-# to pick it up) and at most _FAILURE_MAX of them; a waiter that finds none
-# (much later, or after a storm of failures) is told the load failed without
-# the exception (LoadFailed.error None), like one whose loader was interrupted.
+# The core's single-flight hands a failed load's waiters CACHEKIT_EUSER. The
+# Python loader keeps its exception per key here (in the CoreCache), with a
+# sequence number, so that each waiter can raise the very same instance: a
+# waiter takes the record of its key made after its own call began (the load
+# it waited for failed after it asked; should a newer load of the key have
+# failed too before the waiter ran, it gets that one, an equally true answer).
+# Nothing is read from the error message. The core does not say how many
+# callers waited, so a record is kept _FAILURE_KEEP seconds (a woken waiter
+# only needs the GIL to pick it up) and at most _FAILURE_MAX of them; a waiter
+# that finds none (much later, or after a storm of failures) is told the load
+# failed without the exception (LoadFailed.error None), like one whose loader
+# was interrupted (its record holds None).
 
 _FAILURE_KEEP = 30.0
 _FAILURE_MAX = 1024
-_LOAD_MARK = "[cachekit-py load "
-_LOAD_TOKEN = re.compile(r"\[cachekit-py load (\d+)\] ")
-# How the core's single-flight words a waiter's timeout (src/cache/single_flight.cpp);
-# backend timeouts (fail-closed reads) say something else and stay BackendErrors.
-_WAIT_TIMEOUT = "for another caller's load"
 
 
 class _Failures:
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.items: "OrderedDict[int, tuple]" = OrderedDict()  # token -> (exception, traceback, kept_until)
-        self.last = 0
+        # key -> (exception or None, traceback, sequence number, kept_until)
+        self.items: "OrderedDict[bytes, tuple]" = OrderedDict()
+        self.seq = 0  # of the last failure: a caller notes it before its call (an attribute read)
 
-    def add(self, exc: BaseException) -> int:
+    def add(self, key: bytes, exc: Optional[BaseException]) -> None:
         now = time.monotonic()
         with self.lock:
-            self.last += 1
-            self.items[self.last] = (exc, exc.__traceback__, now + _FAILURE_KEEP)
+            self.seq += 1
+            self.items.pop(key, None)
+            self.items[key] = (exc, exc.__traceback__ if exc is not None else None, self.seq, now + _FAILURE_KEEP)
             self._prune(now)
-            return self.last
 
-    def get(self, token: int) -> Optional[tuple]:
+    def get(self, key: bytes, since: int) -> Optional[tuple]:
+        """The failure of `key` recorded after failure number `since`, if still kept."""
         with self.lock:
-            rec = self.items.get(token)
-        return None if rec is None or rec[2] <= time.monotonic() else rec
+            rec = self.items.get(key)
+        if rec is None or rec[2] <= since or rec[3] <= time.monotonic():
+            return None
+        return rec
 
     def prune(self) -> None:
         with self.lock:
@@ -325,37 +392,10 @@ class _Failures:
     def _prune(self, now: float) -> None:
         items = self.items
         while items:
-            token, rec = next(iter(items.items()))
-            if rec[2] > now and len(items) <= _FAILURE_MAX:
+            key, rec = next(iter(items.items()))
+            if rec[3] > now and len(items) <= _FAILURE_MAX:
                 break
-            del items[token]
-
-
-_failures = _Failures()
-
-
-def _reset_after_fork() -> None:  # pragma: no cover - fork only
-    global _failures
-    _failures = _Failures()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
-
-
-def _load_error(rc: int) -> CacheKitError:
-    """The error of a get_or_load that did not run the loader itself."""
-    msg = ffi.string(lib.cachekit_error_last_message()).decode("utf-8", "replace")
-    if rc == lib.CACHEKIT_EUSER:
-        err = LoadFailed(rc, msg)
-        m = _LOAD_TOKEN.match(msg)
-        rec = _failures.get(int(m.group(1))) if m else None
-        if rec is not None:
-            err.error, err.traceback = rec[0], rec[1]
-        return err
-    if rc == lib.CACHEKIT_ETIMEOUT and _WAIT_TIMEOUT in msg:
-        return LoadTimeout(rc, msg)
-    return _classify(rc, msg)
+            del items[key]
 
 
 # ---------------------------------------------------------------------------
@@ -365,47 +405,51 @@ def _load_error(rc: int) -> CacheKitError:
 class _LoadCtx:
     """What the loader callback needs; also carries the exception back across C."""
 
-    __slots__ = ("compute", "error", "ttl")
+    __slots__ = ("compute", "error", "ttl", "ran", "key", "failures")
 
-    def __init__(self, compute: Callable[[], bytes]) -> None:
+    def __init__(self, compute: Callable[[], bytes], key: bytes, failures: _Failures) -> None:
         self.compute = compute
         self.error: Optional[BaseException] = None
         self.ttl: Optional[float] = None
+        self.ran = False
+        self.key = key
+        self.failures = failures
 
 
 @ffi.def_extern()
 def _cachekit_py_loader(load: Any, payload: Any) -> int:  # pragma: no cover - exercised via C
     ctx = ffi.from_handle(payload)
+    ctx.ran = True
     try:
         data = ctx.compute()
-        rc = lib.cachekit_load_set_value(load, data, len(data))
+        err = _new_err()
+        rc = lib.cachekit_load_set_value_ex(load, data, len(data), err)
         if rc != OK:
-            ctx.error = last_error(rc)
-            _set_load_error(load, ctx.error)
+            ctx.error = call_error(err)
+            _set_load_error(load, ctx, ctx.error)
             return 1
         if ctx.ttl is not None:
-            lib.cachekit_load_set_ttl(load, ctx.ttl)
-        if _failures.items:
-            _failures.prune()
+            lib.cachekit_load_set_ttl_ex(load, ctx.ttl, err)
+        if ctx.failures.items:
+            ctx.failures.prune()
         return 0
     except BaseException as exc:  # never let a Python exception cross C
         ctx.error = exc
-        _set_load_error(load, exc)
+        _set_load_error(load, ctx, exc)
         return 1
 
 
-def _set_load_error(load: Any, exc: BaseException) -> None:
-    """The message the core hands this load's waiters: the token under which
-    the exception is kept for them, or "interrupted" for a BaseException (the
-    waiters then start over, as in object mode)."""
+def _set_load_error(load: Any, ctx: _LoadCtx, exc: BaseException) -> None:
+    """Keep the exception for this load's waiters (None for a BaseException:
+    the waiters then start over, as in object mode) and give the core a
+    message for its logs."""
     try:
-        tag = str(_failures.add(exc)) if isinstance(exc, Exception) else "interrupted"
+        ctx.failures.add(ctx.key, exc if isinstance(exc, Exception) else None)
         try:
             text = f"{type(exc).__name__}: {exc}"
         except Exception:
             text = type(exc).__name__
-        msg = f"{_LOAD_MARK}{tag}] {text}"[:500]
-        lib.cachekit_load_set_error(load, msg.encode("utf-8", "replace"))
+        lib.cachekit_load_set_error_ex(load, text[:500].encode("utf-8", "replace"), _new_err())
     except Exception:
         pass
 
@@ -420,8 +464,9 @@ class CoreCache:
                  swr_threshold_ratio: float = 0.0, fail_closed: Optional[bool] = None,
                  command_timeout_ms: int = 0, connect_timeout_ms: int = 0, breaker_disabled: bool = False,
                  load_timeout_ms: int = 0) -> None:
+        err = _new_err()
         o = ffi.new("cachekit_cache_options *")
-        _check(lib.cachekit_cache_options_init(o, ffi.sizeof("cachekit_cache_options")), ConfigurationError)
+        _check(lib.cachekit_cache_options_init_ex(o, ffi.sizeof("cachekit_cache_options"), err), err)
         keep = []  # keep the C strings alive until cachekit_cache_new copied them
 
         def cstr(s: Optional[str]) -> Any:
@@ -453,35 +498,73 @@ class CoreCache:
             o.fail_closed = lib.CACHEKIT_ON if fail_closed else lib.CACHEKIT_OFF
         o.load_timeout_ms = int(load_timeout_ms)
         bo = ffi.new("cachekit_backend_options *")
-        _check(lib.cachekit_backend_options_init(bo, ffi.sizeof("cachekit_backend_options")), ConfigurationError)
+        _check(lib.cachekit_backend_options_init_ex(bo, ffi.sizeof("cachekit_backend_options"), err), err)
         bo.command_timeout_ms = int(command_timeout_ms)
         bo.connect_timeout_ms = int(connect_timeout_ms)
         bo.breaker_disabled = 1 if breaker_disabled else 0
         o.backend_options = bo  # read during cachekit_cache_new only; `bo` lives until then
         out = ffi.new("cachekit_cache **")
         try:
-            _check(lib.cachekit_cache_new(out, o), ConfigurationError)
+            _check(lib.cachekit_cache_new_ex(out, o, err), err)
         finally:
             if secret != ffi.NULL:  # the core decoded it: wipe our copy of the hex
                 ffi.memmove(secret, bytes(ffi.sizeof(secret)), ffi.sizeof(secret))
         self._h = out[0]
         self._lock = threading.Lock()
+        # Fail-closed is only ever explicit (the core's default is off): on a
+        # fail-open cache a Timeout of a call that ran no loader is a wait.
+        self._fail_closed = bool(fail_closed)
+        self._failures = _Failures()
+        self._executor: Optional[ThreadPoolExecutor] = None
 
     # Reads -----------------------------------------------------------------
 
     def get(self, ns: Optional[bytes], key: bytes) -> tuple[Optional[bytes], Any]:
         """(payload or None, cachekit_lookup)."""
         info = ffi.new("cachekit_lookup *", _LOOKUP_INIT)
-        buf = _take()
+        slot = _take()
+        buf, err = slot
         try:
-            rc = lib.cachekit_cache_get(self._h, buf, info, ns if ns is not None else ffi.NULL, key, len(key))
+            rc = lib.cachekit_cache_get_ex(self._h, buf, info, ns if ns is not None else ffi.NULL, key, len(key), err)
             if rc == OK:
                 return ffi.buffer(buf.ptr, buf.size)[:], info
             if rc == ENOTFOUND:
                 return None, info
-            raise last_error(rc)
+            raise call_error(err)
         finally:
-            _give(buf)
+            _give(slot)
+
+    def peek(self, ns: Optional[bytes], key: bytes, decode: Callable[[Any, int], Any]) -> Optional[tuple[Any, Any]]:
+        """An L1 hit as (decode(payload, -1), info), else None: cachekit_cache_peek,
+        which never reads or waits on L2 (safe on an event loop)."""
+        info = ffi.new("cachekit_lookup *", _LOOKUP_INIT)
+        slot = _take()
+        buf, err = slot
+        try:
+            rc = lib.cachekit_cache_peek_ex(self._h, buf, info, ns if ns is not None else ffi.NULL, key, len(key),
+                                            err)
+            if rc == OK:
+                try:
+                    return decode(ffi.buffer(buf.ptr, buf.size)[:], -1), info
+                except Exception as exc:
+                    raise UnreadableValue(exc) from None
+            if rc == ENOTFOUND:
+                return None
+            raise call_error(err)
+        finally:
+            _give(slot)
+
+    def executor(self) -> ThreadPoolExecutor:
+        """The threads this core's blocking L2 calls run on for coroutine
+        functions (never the event loop's default executor, which user code
+        may fill)."""
+        ex = self._executor
+        if ex is None:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(max_workers=_L2_WORKERS, thread_name_prefix="cachekit-l2")
+                ex = self._executor
+        return ex
 
     def get_or_load(self, ns: Optional[bytes], key: bytes, ttl: float, compute: Callable[[], bytes],
                     decode: Optional[Callable[[Any, int], Any]] = None) -> tuple[Any, Any]:
@@ -494,71 +577,99 @@ class CoreCache:
         caller's load gets its value, or LoadFailed (carrying that loader's
         exception) or LoadTimeout."""
         info = ffi.new("cachekit_lookup *", _LOOKUP_INIT)
-        ctx = _LoadCtx(compute)
+        ctx = _LoadCtx(compute, key, self._failures)
         handle = ffi.new_handle(ctx)
-        buf = _take()
+        slot = _take()
+        buf, err = slot
+        since = self._failures.seq
         try:
-            rc = lib.cachekit_cache_get_or_load(self._h, buf, info, ns if ns is not None else ffi.NULL, key,
-                                                len(key), ttl, lib._cachekit_py_loader, handle)
+            rc = lib.cachekit_cache_get_or_load_ex(self._h, buf, info, ns if ns is not None else ffi.NULL, key,
+                                                   len(key), ttl, lib._cachekit_py_loader, handle, err)
             if ctx.error is not None:
                 raise ctx.error
             if rc != OK:
-                raise _load_error(rc)
+                raise self._load_error(err, ctx, since)
             if info.source == SOURCE_LOADED:
                 return None, info
             payload = ffi.buffer(buf.ptr, buf.size)
             if decode is None:
                 return payload[:], info
-            return decode(payload if info.temporal_keys >= 0 else payload[:], info.temporal_keys), info
+            try:
+                return decode(payload if info.temporal_keys >= 0 else payload[:], info.temporal_keys), info
+            except Exception as exc:
+                raise UnreadableValue(exc) from None
         finally:
-            _give(buf)
+            _give(slot)
             ctx.error = None
+
+    def _load_error(self, err: Any, ctx: _LoadCtx, since: int) -> CacheKitError:
+        """The error of a get_or_load whose loader (if it ran) succeeded."""
+        code = err.code
+        if code == lib.CACHEKIT_EUSER:
+            exc = LoadFailed(code, ffi.string(err.message).decode("utf-8", "replace"))
+            rec = self._failures.get(ctx.key, since)
+            if rec is not None:
+                exc.error, exc.traceback = rec[0], rec[1]
+            return exc
+        if code == lib.CACHEKIT_ETIMEOUT and not ctx.ran and not self._fail_closed:
+            return LoadTimeout(code, ffi.string(err.message).decode("utf-8", "replace"))
+        return call_error(err)
 
     # Writes ----------------------------------------------------------------
 
     def put(self, ns: Optional[bytes], key: bytes, value: bytes, ttl: float) -> None:
-        _check(lib.cachekit_cache_put(self._h, ns if ns is not None else ffi.NULL, key, len(key), value,
-                                      len(value), ttl))
+        err = _new_err()
+        _check(lib.cachekit_cache_put_ex(self._h, ns if ns is not None else ffi.NULL, key, len(key), value,
+                                         len(value), ttl, err), err)
 
     def put_refresh(self, ns: Optional[bytes], key: bytes, value: bytes, ttl: float, claim: int) -> bool:
-        rc = lib.cachekit_cache_put_refresh(self._h, ns if ns is not None else ffi.NULL, key, len(key), value,
-                                            len(value), ttl, claim)
+        err = _new_err()
+        rc = lib.cachekit_cache_put_refresh_ex(self._h, ns if ns is not None else ffi.NULL, key, len(key), value,
+                                               len(value), ttl, claim, err)
         if rc == ENOTFOUND:
             return False
-        _check(rc)
+        _check(rc, err)
         return True
 
     def abandon_refresh(self, key: bytes, claim: int) -> None:
-        lib.cachekit_cache_abandon_refresh(self._h, key, len(key), claim)
+        lib.cachekit_cache_abandon_refresh_ex(self._h, key, len(key), claim, _new_err())
 
     def invalidate(self, ns: Optional[bytes], key: bytes) -> None:
-        _check(lib.cachekit_cache_invalidate(self._h, ns if ns is not None else ffi.NULL, key, len(key)))
+        err = _new_err()
+        _check(lib.cachekit_cache_invalidate_ex(self._h, ns if ns is not None else ffi.NULL, key, len(key), err), err)
 
     def invalidate_namespace(self, ns: bytes) -> None:
-        _check(lib.cachekit_cache_invalidate_namespace(self._h, ns))
+        err = _new_err()
+        _check(lib.cachekit_cache_invalidate_namespace_ex(self._h, ns, err), err)
 
     def clear(self) -> None:
-        _check(lib.cachekit_cache_clear(self._h))
+        err = _new_err()
+        _check(lib.cachekit_cache_clear_ex(self._h, err), err)
 
     # Introspection -----------------------------------------------------------
 
     def stats(self, ns: Optional[bytes] = None) -> dict[str, Any]:
         st = ffi.new("cachekit_cache_stats *")
         st.struct_size = ffi.sizeof("cachekit_cache_stats")
-        _check(lib.cachekit_cache_stats_get(self._h, st, ns if ns is not None else ffi.NULL))
+        err = _new_err()
+        _check(lib.cachekit_cache_stats_get_ex(self._h, st, ns if ns is not None else ffi.NULL, err), err)
         names = [n for n, _ in ffi.typeof("cachekit_cache_stats").fields if n != "struct_size"]
         return {n: getattr(st, n) for n in names}
 
     def metrics_text(self) -> str:
-        buf = _take()
+        slot = _take()
+        buf, err = slot
         try:
-            _check(lib.cachekit_cache_metrics_text(self._h, buf))
+            _check(lib.cachekit_cache_metrics_text_ex(self._h, buf, err), err)
             return _bytes(buf).decode("utf-8", "replace")
         finally:
-            _give(buf)
+            _give(slot)
 
     def close(self) -> None:
         with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+                self._executor = None
             if self._h is not None:
                 lib.cachekit_cache_free(self._h)
                 self._h = None

@@ -79,6 +79,11 @@ class ObjectCache:
     def __len__(self) -> int:
         return len(self.data)
 
+    def after_fork(self) -> None:
+        """In a forked child: a lock or flight of a parent's thread is never waited for."""
+        self.lock = threading.RLock()
+        self.flights = {}
+
     def put(self, key: Any, entry: list, now: float) -> bool:
         size = entry[SIZE]
         if size > self.max_bytes:

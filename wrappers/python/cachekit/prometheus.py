@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover - optional dependency
 
 def metrics_text(caches: Optional[Iterable[Any]] = None) -> str:
     """The concatenated Prometheus text of the given (or all) core caches."""
-    from cachekit._decorator import all_core_caches
+    from cachekit._cores import all_core_caches
     return "".join(c.metrics_text() for c in (caches if caches is not None else all_core_caches()))
 
 
@@ -35,7 +35,7 @@ class CachekitCollector(Collector):  # type: ignore[misc,valid-type]
 
     def collect(self) -> Iterator[Any]:
         merged: dict[str, Any] = {}
-        from cachekit._decorator import all_core_caches
+        from cachekit._cores import all_core_caches
         for c in (self._caches if self._caches is not None else all_core_caches()):
             for fam in text_string_to_metric_families(c.metrics_text()):
                 have = merged.get(fam.name)

@@ -137,7 +137,7 @@ def define(fn_name: str, module: str = "__main__", qualname: str | None = None):
 @pytest.fixture(autouse=True)
 def _fresh_handles():
     """Each test starts without shared core handles (so memory:// is empty)."""
-    from cachekit import _decorator
-    with _decorator._handles_lock:
-        _decorator._handles.clear()
+    from cachekit import _cores
+    with _cores._handles_lock:
+        _cores._handles.clear()
     yield

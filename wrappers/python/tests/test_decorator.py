@@ -8,7 +8,7 @@ import time
 import pytest
 
 from cachekit import Backend, CacheInfo, ConfigurationError, cache
-from cachekit._decorator import _handles
+from cachekit._cores import _handles
 
 
 def counter():
@@ -231,10 +231,11 @@ def test_presets():
 
 
 def test_master_key_env_never_turns_encryption_on(monkeypatch):
+    # (Without an explicit choice it is refused: tests/test_values_and_choices.py.)
     monkeypatch.setenv("CACHEKIT_MASTER_KEY", "ab" * 32)
     backend = Backend("memory://")
     f = counter()
-    g = cache(backend=backend, namespace="plain")(f)
+    g = cache(backend=backend, namespace="plain", encryption=False)(f)
     g(1)
     raw = backend.get(g._cachekit.key_for((1,), {}))
     assert b'"encrypted"' not in raw  # plaintext frame

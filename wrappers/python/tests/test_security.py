@@ -130,7 +130,7 @@ def _flatten(value):
 def test_shared_cores_are_not_keyed_by_the_hex_master_key(monkeypatch):
     # Cores are shared by configuration: the master key (given or from the
     # environment, str or bytes) is part of that identity only as a keyed digest.
-    from cachekit import _decorator
+    from cachekit import _cores
     env_key = "1e" * 32
     monkeypatch.setenv("CACHEKIT_MASTER_KEY", env_key)
     b = Backend("memory://")
@@ -139,7 +139,7 @@ def test_shared_cores_are_not_keyed_by_the_hex_master_key(monkeypatch):
     g(1)
     h(1)
     secrets = {KEY, KEY.upper(), "2d" * 32, env_key}
-    for cfg in _decorator._handles:
+    for cfg in _cores._handles:
         for part in _flatten(cfg):
             text = part.hex() if isinstance(part, bytes) else str(part)
             assert not any(s in text or s in str(part) for s in secrets), cfg

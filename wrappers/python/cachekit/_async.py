@@ -1,0 +1,171 @@
+"""L2 mode for coroutine functions, without a thread per call.
+
+- A hit in L1 is answered inline on the event loop (cachekit_cache_peek: L1
+  only, never L2 I/O).
+- Otherwise callers of one key on one event loop merge into one flight: the
+  leader reads L2 through the core's executor (CoreCache.executor, never the
+  loop's default one), runs the function on the loop in its own task (so it is
+  cancelled with its caller) and writes the value through the executor; the
+  waiters await the flight on the loop and decode the leader's bytes.
+- The outcomes are those of the sync path (_l2mode.py): the same exception
+  instance for every waiter, an interrupted (cancelled) leader hands the load
+  to a waiter, an unstorable value is shared uncached, a waiter that waits
+  load_timeout computes for itself.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from typing import Any
+
+from cachekit._core import SOURCE_L1, SOURCE_LOADED, SOURCE_WAITED, UnreadableValue
+from cachekit._keys import _L2_KEY_ERRORS, _UNCACHED
+from cachekit._l2mode import _Unstorable
+from cachekit._refresh import _REFRESH_PENDING
+
+# The loads the current task (and the tasks it starts) leads: [state, key,
+# running] marks, so that a function awaiting itself with the same arguments
+# is a DeadlockError at once instead of a wait on itself.
+_LEADING: contextvars.ContextVar[tuple] = contextvars.ContextVar("cachekit_leading", default=())
+
+# A flight's outcomes, as its future's result: (kind, x).
+_BYTES, _OBJECT, _ERROR, _AGAIN = range(4)
+
+
+class AFlight:
+    """One async load of a key on one event loop: the future of its outcome
+    and how many callers await it."""
+
+    __slots__ = ("future", "waiters")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.future: asyncio.Future = loop.create_future()
+        self.waiters = 0
+
+
+def _leading(state: Any, key: bytes) -> bool:
+    return any(m[2] and m[0] is state and m[1] == key for m in _LEADING.get())
+
+
+class AsyncL2Mixin:
+    """Part of _Cached: its L2-mode calls for coroutine functions."""
+
+    async def acall(self, args: tuple, kwargs: dict) -> Any:
+        key, kwargs = self.key_of_call(args, kwargs, self.cached_key, _L2_KEY_ERRORS)
+        if key is _UNCACHED:
+            return await self.fn(*args, **kwargs)
+        core = self._core or self.build_core()
+        try:
+            hit = core.peek(self.ns_bytes, key, self.decode)
+        except UnreadableValue as exc:
+            self.drop_unreadable(core, key, exc)
+            hit = None
+        if hit is not None:
+            value, info = hit
+            self.count(SOURCE_L1)
+            if info.refresh:
+                self.arefresh(asyncio.get_running_loop(), key, args, kwargs, info.refresh_claim)
+            return value
+        return await self.amiss(core, key, args, kwargs)
+
+    async def amiss(self, core: Any, key: bytes, args: tuple, kwargs: dict) -> Any:
+        loop = asyncio.get_running_loop()
+        flights = self.aflights
+        fkey = (loop, key)
+        while True:
+            flight = flights.get(fkey)
+            if flight is None:
+                return await self.alead(core, key, args, kwargs, loop, fkey)
+            if _leading(self, key):
+                raise self.deadlock()
+            flight.waiters += 1
+            try:
+                kind, x = await asyncio.wait_for(asyncio.shield(flight.future), self.load_timeout)
+            except asyncio.TimeoutError:
+                # The leader is too slow: compute here, uncached (only the
+                # leader stores, so this value cannot undo an invalidation).
+                self.count(SOURCE_LOADED)
+                return await self.fn(*args, **kwargs)
+            finally:
+                flight.waiters -= 1
+            if kind == _BYTES:
+                self.count(SOURCE_WAITED)
+                return self.decode(x)
+            if kind == _OBJECT:
+                self.count(SOURCE_WAITED)
+                return x
+            if kind == _ERROR:
+                self.count_miss()
+                raise x
+            # _AGAIN: the leader was interrupted: start over (one waiter leads).
+
+    async def alead(self, core: Any, key: bytes, args: tuple, kwargs: dict, loop: asyncio.AbstractEventLoop,
+                    fkey: tuple) -> Any:
+        flight = AFlight(loop)
+        self.aflights[fkey] = flight
+        outcome: tuple = (_AGAIN, None)
+        mark = [self, key, True]
+        token = _LEADING.set(_LEADING.get() + (mark,))
+        try:
+            ns, pool = self.ns_bytes, core.executor()
+            data, info = await loop.run_in_executor(pool, core.get, ns, key)
+            if data is not None:
+                try:
+                    value = self.decode(data, info.temporal_keys)
+                except Exception as exc:  # unreadable: a miss, recomputed and replaced
+                    await loop.run_in_executor(pool, self.drop_unreadable, core, key, UnreadableValue(exc))
+                else:
+                    outcome = (_BYTES, data)
+                    self.count(info.source)
+                    return value
+            generation = self.generation
+            try:
+                value = await self.fn(*args, **kwargs)
+            except Exception as exc:
+                outcome = (_ERROR, exc)
+                self.count_miss()
+                raise
+            self.count(SOURCE_LOADED)
+            try:
+                data = self.storable(value)
+            except _Unstorable as exc:
+                self.unsupported(exc.cause)
+                outcome = (_OBJECT, value)
+                return value
+            outcome = (_BYTES, data)
+            self.publish(fkey, flight, outcome)  # the waiters need not wait for the write
+            if generation == self.generation:  # not invalidated meanwhile (by this function)
+                await loop.run_in_executor(pool, core.put, ns, key, data, self.core_ttl)
+                self.note_written(key)
+            return value
+        finally:
+            mark[2] = False
+            _LEADING.reset(token)
+            self.publish(fkey, flight, outcome)
+
+    def publish(self, fkey: tuple, flight: AFlight, outcome: tuple) -> None:
+        """End the flight: later callers start their own; its waiters get `outcome`."""
+        if self.aflights.get(fkey) is flight:
+            del self.aflights[fkey]
+        if not flight.future.done():
+            flight.future.set_result(outcome)
+
+    def arefresh(self, loop: asyncio.AbstractEventLoop, key: bytes, args: tuple, kwargs: dict, claim: int) -> None:
+        """A stale L1 hit's refresh: the function on the loop, the write through the executor."""
+        core = self._core or self.build_core()
+        if len(self.refreshing) >= _REFRESH_PENDING:  # the bound of the sync pool's queue
+            core.abandon_refresh(key, claim)
+            return
+
+        async def refresh() -> None:
+            try:
+                v = await self.fn(*args, **kwargs)
+                await loop.run_in_executor(core.executor(), core.put_refresh, self.ns_bytes, key, self.encode(v),
+                                           self.core_ttl, claim)
+            except BaseException:
+                core.abandon_refresh(key, claim)
+
+        task = loop.create_task(refresh())
+        self.refreshing.add(task)
+        task.add_done_callback(self.refreshing.discard)
+

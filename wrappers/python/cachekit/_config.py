@@ -1,0 +1,147 @@
+"""Options: what the decorator accepts, the presets, and the checks of single
+values (TTL, backend) made at decoration."""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import uuid as _uuid
+from typing import Any, Optional
+
+from cachekit._core import ConfigurationError, lib
+
+_UNSET: Any = object()
+_PROCESS_ID = _uuid.uuid4().hex
+_ONE_YEAR = 31_536_000.0
+_MAX_TRACKED_KEYS = 100_000
+# How long an object-mode single-flight waiter waits for the leader before it
+# computes for itself: the core's load_timeout_ms default (30000, see
+# cachekit_cache_options and src/cache/cache_config.cpp), which bounds the
+# core's own single-flight waits.
+_LOAD_TIMEOUT = 30.0
+
+_ALLOWED = frozenset({
+    "ttl", "namespace", "backend", "serializer", "integrity_checking", "interop", "encryption", "master_key",
+    "tenant", "l1", "l1_enabled", "l1_max_size_mb", "stale_while_revalidate", "swr_enabled", "swr_threshold_ratio",
+    "fail_closed", "key", "max_entries", "config",
+})
+
+# Finite preset TTLs (protocol.md section 8).
+_PRESETS: dict[str, dict[str, Any]] = {
+    "minimal": {"ttl": 300, "integrity_checking": False, "swr_enabled": False},
+    "production": {"ttl": 600},
+    "secure": {"ttl": 600, "encryption": True, "integrity_checking": True},
+    "dev": {"ttl": 300},
+    "test": {"ttl": 60, "integrity_checking": False, "swr_enabled": False},
+    "local": {"ttl": 300, "backend": None, "max_entries": 256, "swr_enabled": False, "_local": True},
+}
+
+# The serializers encryption may wrap (the reference refuses the auto one).
+_ENCRYPTABLE = frozenset({"default", "std", "standard", "orjson", "arrow"})
+
+# Cores are shared by configuration; a master key takes part in that identity
+# only as a keyed BLAKE2b digest (a random key per process), so the hex key is
+# never kept as (part of) a dict key where a memory dump or gc walk finds it.
+_SECRET_SALT = os.urandom(32)
+
+
+def _secret_id(secret: Optional[str]) -> Optional[bytes]:
+    if secret is None:
+        return None
+    return hashlib.blake2b(secret.encode("utf-8", "surrogatepass"), key=_SECRET_SALT, digest_size=16).digest()
+
+
+def _backend_url(backend: Any) -> Optional[str]:
+    if isinstance(backend, str) and not backend.strip():
+        # Most often an unset environment variable: never a file cache in the current directory.
+        raise ConfigurationError(lib.CACHEKIT_EINVAL, "backend is an empty string: give a URL, a directory, "
+                                 "a cachekit.Backend, None (L1 only), or leave it out (the environment's)")
+    if isinstance(backend, str):
+        if "://" in backend:
+            return backend
+        return "file://" + os.path.abspath(os.path.expanduser(backend))
+    if isinstance(backend, os.PathLike):
+        return "file://" + os.path.abspath(os.fspath(backend))
+    raise TypeError(f"backend must be a URL, a directory path, a cachekit.Backend or None, got {type(backend)!r}")
+
+
+def _check_ttl(ttl: Any) -> Optional[float]:
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl) or ttl < 0:
+        raise ValueError(f"ttl must be None or a finite number >= 0, got {ttl!r}")
+    return float(ttl)
+
+
+def _check_choices(opts: dict[str, Any]) -> None:
+    """The reference's decoration-time refusals: encryption over a serializer it cannot seal, a master key (given or in
+    CACHEKIT_MASTER_KEY) with no explicit encryption choice when values go to
+    an L2, a negative or non-numeric L1 budget, cache.local without a TTL."""
+    ser = opts.get("serializer", "default")
+    if opts.get("encryption") and isinstance(ser, str) and ser not in _ENCRYPTABLE:
+        raise ConfigurationError(lib.CACHEKIT_EINVAL, f"encryption=True cannot seal serializer={ser!r} values: "
+                                 f"use one of {', '.join(sorted(_ENCRYPTABLE))}")
+    has_l2 = opts.get("backend", _UNSET) is not None
+    if has_l2 and "encryption" not in opts and (opts.get("master_key") is not None
+                                               or os.environ.get("CACHEKIT_MASTER_KEY")):
+        raise ConfigurationError(lib.CACHEKIT_EINVAL, "a master key is set (master_key= or CACHEKIT_MASTER_KEY) "
+                                 "but encryption is not chosen: pass encryption=True (or cache.secure) to "
+                                 "encrypt, or encryption=False to store plaintext")
+    mb = opts.get("l1_max_size_mb")
+    if mb is not None and (isinstance(mb, bool) or not isinstance(mb, (int, float)) or not math.isfinite(mb)
+                           or mb <= 0):
+        raise ValueError(f"l1_max_size_mb must be a finite number > 0, got {mb!r}")
+    if opts.get("_local") and not opts.get("ttl"):
+        raise ValueError(f"cache.local needs a ttl > 0, got {opts.get('ttl')!r}")
+
+
+# The reference's nested option objects (EncryptionConfig, L1CacheConfig): each
+# field this wrapper takes -> its flat option; a field it does not take, when set,
+# is refused rather than dropped.
+_NESTED: dict[str, dict[str, str]] = {
+    "encryption": {"enabled": "encryption", "master_key": "master_key"},
+    "l1": {"enabled": "l1", "max_size_mb": "l1_max_size_mb", "swr_enabled": "swr_enabled",
+           "swr_threshold_ratio": "swr_threshold_ratio"},
+}
+_NESTED_UNSUPPORTED = {"encryption": ("tenant_extractor", "single_tenant_mode", "deployment_uuid", "fail_closed")}
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    if isinstance(obj, dict):
+        return dict(obj)
+    if hasattr(obj, "__dict__"):
+        return dict(vars(obj))
+    return {n: getattr(obj, n) for n in getattr(obj, "__slots__", ()) if hasattr(obj, n)}
+
+
+def _flatten(kw: dict[str, Any]) -> dict[str, Any]:
+    """`encryption=` / `l1=` given as the reference's config objects (or
+    mappings): their fields as flat options (an explicit flat option wins)."""
+    out = dict(kw)
+    for name, fields in _NESTED.items():
+        obj = kw.get(name)
+        if obj is None or isinstance(obj, (bool, int)):
+            continue
+        got = _fields(obj)
+        for f in _NESTED_UNSUPPORTED.get(name, ()):
+            if got.get(f) not in (None, False):
+                raise ConfigurationError(lib.CACHEKIT_EINVAL, f"{name}.{f} is not supported by this wrapper")
+        del out[name]
+        for f, flat in fields.items():
+            if got.get(f) is not None and (flat == name or flat not in kw):
+                out[flat] = got[f]
+    return out
+
+
+def _validate(kw: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(kw) - _ALLOWED
+    if unknown:
+        raise TypeError(f"unexpected cache parameter(s): {', '.join(sorted(unknown))}")
+    cfg = kw.pop("config", None)
+    if cfg is not None:
+        base = {k: v for k, v in _fields(cfg).items() if k in _ALLOWED}
+        base = _flatten(base)
+        base.update(_flatten(kw))
+        return base
+    return _flatten(kw)
+

@@ -1,0 +1,149 @@
+"""Core handles: one per distinct configuration and per process, built on first
+use, never shared with a forked child (docs/python.md "Backends")."""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Optional
+from urllib.parse import quote
+
+from cachekit._config import _UNSET, _backend_url, _secret_id
+from cachekit._core import Backend, CoreCache
+
+_ZERO_CONFIG_TENANT = "default"  # the reference Redis provider's tenant when no request context sets one
+
+_handles: dict[tuple, CoreCache] = {}
+_handles_lock = threading.Lock()
+_handles_pid = os.getpid()  # the process whose cores _handles holds
+_validated: set = set()  # configurations whose core was built once at decoration (to check them)
+_registry: list = []  # every decorated function's _Cached (for metrics and the fork hook)
+
+
+def _core_for(cfg: tuple, kw: dict[str, Any]) -> CoreCache:
+    """The process's core for a configuration, built on first use. A core is
+    never handed to another process than the one that built it: the fork hook
+    empties the table in the child, and the pid check catches a fork that did
+    not run the hook."""
+    with _handles_lock:
+        if _handles_pid != os.getpid():
+            _forget_inherited_cores()
+        h = _handles.get(cfg)
+        if h is None:
+            h = CoreCache(**kw)
+            _handles[cfg] = h
+        return h
+
+
+def _check_core(cfg: tuple, kw: dict[str, Any]) -> None:
+    """Decoration-time check of a configuration (bad key, two backend
+    selectors...): a core is built and freed at once, so nothing of it
+    outlives the decorator (a prefork parent hands no core to its workers)."""
+    with _handles_lock:
+        if cfg in _validated or cfg in _handles:
+            return
+    CoreCache(**kw).close()
+    with _handles_lock:
+        _validated.add(cfg)
+
+
+def all_core_caches() -> list[CoreCache]:
+    with _handles_lock:
+        if _handles_pid != os.getpid():
+            return []
+        return list(_handles.values())
+
+
+def _forget_inherited_cores() -> None:
+    """In a forked child: drop the parent's cores without freeing them (their
+    threads and connections belong to the parent; freeing could wait on a thread
+    that does not exist here). Each decorated function builds its own on its
+    next call."""
+    global _handles_pid
+    _handles.clear()
+    _handles_pid = os.getpid()
+    for state in list(_registry):
+        state.after_fork()
+
+
+def _reset_after_fork() -> None:  # pragma: no cover - fork only
+    global _handles_lock
+    _handles_lock = threading.Lock()
+    _forget_inherited_cores()
+
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+class CoreMixin:
+    """Part of _Cached: its core handle (L2 mode)."""
+
+    @property
+    def core(self) -> Optional[CoreCache]:
+        """The core of this process (None in object mode), built on first use."""
+        return self._core or self.build_core()
+
+    @core.setter
+    def core(self, value: CoreCache) -> None:
+        self._core = value
+
+    def build_core(self) -> Optional[CoreCache]:
+        if self.core_spec is None:
+            return None
+        self._core = _core_for(*self.core_spec)
+        return self._core
+
+    def after_fork(self) -> None:
+        """In a forked child: no core, lock or refresh of the parent's is used."""
+        self._core = None
+        self.lock = threading.Lock()
+        self.refreshing = set()
+        self.aflights = {}
+        self.refresh_pool = None
+        self.refresh_pending = 0
+        if self.objects is not None:
+            self.objects.after_fork()
+
+    def _core_spec(self, opts: dict[str, Any]) -> tuple:
+        """(configuration identity, CoreCache keyword arguments)."""
+        backend = opts.get("backend", _UNSET)
+        interop = self.interop_op is not None
+        encryption = bool(opts.get("encryption", False))
+        master_key = opts.get("master_key")
+        if encryption and master_key is None and not os.environ.get("CACHEKIT_MASTER_KEY"):
+            raise ValueError("encryption needs master_key= or CACHEKIT_MASTER_KEY (64 hex digits)")
+        if isinstance(master_key, bytes):
+            master_key = master_key.hex()
+        tenant = opts.get("tenant")
+        l1 = bool(opts.get("l1", opts.get("l1_enabled", True)))
+        mb = opts.get("l1_max_size_mb")
+        l1_bytes = int(mb * (1 << 20)) if mb else 0
+        swr = self.swr_enabled and l1  # the core's SWR on L1 hits, as object mode's
+        fail_closed = opts.get("fail_closed")
+        backend_obj = None
+        url: Optional[str] = None
+        key_prefix: Optional[str] = None
+        if isinstance(backend, Backend):
+            backend_obj = backend
+        elif backend is not _UNSET:
+            url = _backend_url(backend)
+        else:
+            # Unset: the core resolves the environment. The reference SDK's
+            # zero-configuration Redis provider prefixes keys with t:{tenant}:, its
+            # request tenant context's tenant, which is "default" unless the application
+            # sets one per request; never the encryption tenant (its deployment_uuid, our
+            # tenant=), as live interop with cachekit-py 0.24.1 showed. This wrapper has
+            # no request tenant context: always t:default:.
+            if not interop and not os.environ.get("CACHEKIT_FILE_CACHE_DIR") and (
+                    os.environ.get("CACHEKIT_REDIS_URL") or os.environ.get("REDIS_URL")):
+                key_prefix = "t:" + quote(_ZERO_CONFIG_TENANT, safe="") + ":"
+        cfg = (url, id(backend_obj) if backend_obj else None, interop, None if interop else self.integrity, encryption,
+               _secret_id(master_key), tenant, key_prefix, l1, l1_bytes, swr, self.swr_ratio if swr else 0.0, fail_closed,
+               os.environ.get("CACHEKIT_REDIS_URL"), os.environ.get("CACHEKIT_FILE_CACHE_DIR"),
+               os.environ.get("REDIS_URL"),
+               _secret_id(os.environ.get("CACHEKIT_MASTER_KEY")) if encryption else None)
+        return cfg, dict(backend_url=url, backend=backend_obj, interop=interop,
+                         integrity=None if interop else self.integrity, encryption=encryption, master_key=master_key,
+                         tenant=tenant, key_prefix=key_prefix, l1=l1, l1_max_bytes=l1_bytes, swr=swr,
+                         swr_threshold_ratio=self.swr_ratio if swr else 0.0, fail_closed=fail_closed)

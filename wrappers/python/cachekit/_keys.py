@@ -1,0 +1,101 @@
+"""Key building: the key of a call in L2 mode (the core's auto or interop key,
+or key=) and in object mode (the arguments themselves when exact)."""
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import Any, Callable
+
+from cachekit import _codec
+from cachekit._core import CacheKitError, ConfigurationError
+
+log = logging.getLogger("cachekit")
+
+# Simple scalars whose args tuple may key a dict memo directly. bool, float and
+# the numeric tower are excluded because they compare equal to ints.
+_SIMPLE = frozenset({int, str, bytes, type(None)})
+_PACKED = object()  # marks object-mode keys built from packed arguments
+_UNCACHED = object()  # key_of_call: this call runs the function uncached
+# What building a key may raise for arguments it cannot take (the call then
+# runs uncached): object mode, and L2 mode where the core builds the key.
+_OBJ_KEY_ERRORS = (_codec.UnsupportedArgument, TypeError)
+_L2_KEY_ERRORS = (_codec.UnsupportedArgument, TypeError, CacheKitError)
+
+
+class KeysMixin:
+    """Part of _Cached: the keys of its calls."""
+
+    def key_for(self, args: tuple, kwargs: dict) -> str:
+        if self.interop_op is not None:
+            bound = self.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            flat: list = []
+            for name, p in self.signature.parameters.items():
+                v = bound.arguments.get(name)
+                if p.kind is inspect.Parameter.VAR_POSITIONAL:
+                    flat.append(list(v or ()))
+                elif p.kind is inspect.Parameter.VAR_KEYWORD:
+                    flat.append(dict(v or {}))
+                else:
+                    flat.append(v)
+            return _codec.interop_key(self.namespace or "", self.interop_op, flat)
+        if self.key_fn is not None:
+            return f"{self.namespace or 'default'}:{self.key_fn(*args, **kwargs)}"
+        return _codec.key_auto(self.namespace, self.module, self.qualname, _codec.pack_auto_args(args, kwargs),
+                               self.integrity, self.serializer_id)
+
+    def cached_key(self, args: tuple, kwargs: dict) -> bytes:
+        """The key as bytes, memoised for simple positional scalars."""
+        if not kwargs:
+            try:
+                k = self.key_memo.get(args)
+            except TypeError:
+                k = None
+            else:
+                if k is not None and k[1] == tuple(map(type, args)):
+                    return k[0]
+            kb = self.key_for(args, kwargs).encode("utf-8")
+            types = tuple(map(type, args))
+            if _SIMPLE.issuperset(types):
+                if len(self.key_memo) > 4096:
+                    self.key_memo.clear()
+                self.key_memo[args] = (kb, types)
+            return kb
+        return self.key_for(args, kwargs).encode("utf-8")
+
+    def key_of_call(self, args: tuple, kwargs: dict, key_fn: Callable[[tuple, dict], Any],
+                    errors: tuple) -> tuple:
+        """(key, kwargs) of a call: kwargs without `_bypass_cache`, and
+        key_fn's key, or _UNCACHED when the function is to run uncached
+        (bypassed, or arguments key_fn refuses with one of `errors`: logged
+        once; a ConfigurationError is the caller's mistake and raised)."""
+        if "_bypass_cache" in kwargs:
+            kwargs = dict(kwargs)
+            if kwargs.pop("_bypass_cache"):
+                return _UNCACHED, kwargs
+        try:
+            return key_fn(args, kwargs), kwargs
+        except ConfigurationError:
+            raise
+        except errors as exc:
+            self.unsupported(exc)
+            return _UNCACHED, kwargs
+
+    def unsupported(self, exc: Exception) -> None:
+        if not self.warned:
+            self.warned = True
+            log.warning("cachekit: %s.%s runs uncached: %s", self.module, self.qualname, exc)
+
+    def obj_key(self, args: tuple, kwargs: dict) -> Any:
+        """Dict key of a call. Exact by construction: a single simple scalar is
+        its own key, several form the args tuple, anything else (including
+        bool and float, which compare equal to ints) the packed normalised
+        arguments behind a private marker."""
+        if self.key_fn is not None:
+            return (_PACKED, "k", self.key_fn(*args, **kwargs))
+        if not kwargs:
+            if len(args) == 1 and type(args[0]) in _SIMPLE:
+                return args[0]
+            if args and _SIMPLE.issuperset(map(type, args)):
+                return args
+        return (_PACKED, _codec.pack_auto_args(args, kwargs))

@@ -1,0 +1,290 @@
+"""Coroutine functions with a backend, without threads per call: L1 hits
+answered inline on the event loop, the function run on the loop in its
+caller's task (cancelled with it), L2 I/O through the core's own executor,
+single-flight on the loop."""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from cachekit import CoreCache, cache
+
+
+@pytest.fixture(params=["memory", "redis"])
+def l2(request):
+    if request.param == "redis":
+        return request.getfixturevalue("redis_server").url
+    return "memory://"
+
+
+def _ns(prefix: str) -> str:
+    return prefix + uuid.uuid4().hex[:8]
+
+
+async def _until(pred, what: str, limit: float = 30.0) -> None:
+    end = time.monotonic() + limit
+    while not pred():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        await asyncio.sleep(0.001)
+
+
+def test_l1_hit_is_answered_on_the_loop_without_a_thread(l2, monkeypatch):
+    @cache(backend=l2, namespace=_ns("ahit"))
+    async def f(x):
+        return {"x": x}
+
+    async def main():
+        assert await f(1) == {"x": 1}
+
+        def no_thread(*_a, **_k):
+            raise AssertionError("an L1 hit used a thread")
+
+        monkeypatch.setattr(CoreCache, "executor", no_thread)
+        monkeypatch.setattr(asyncio, "to_thread", no_thread)
+        monkeypatch.setattr(asyncio.get_running_loop(), "run_in_executor", no_thread)
+        assert await f(1) == {"x": 1}
+
+    asyncio.run(main())
+    info = f.cache_info()
+    assert info.misses == 1 and info.hits == 1 and info.l1_hits == 1
+
+
+def test_function_runs_on_the_loop_in_the_callers_task(l2):
+    seen = []
+
+    @cache(backend=l2, namespace=_ns("aloop"))
+    async def f(x):
+        seen.append((threading.get_ident(), asyncio.current_task()))
+        return x
+
+    async def main():
+        me = asyncio.current_task()
+        assert await f(1) == 1
+        assert seen == [(threading.get_ident(), me)]
+
+    asyncio.run(main())
+
+
+def test_l2_io_uses_the_cores_executor_never_the_default_one(l2):
+    names = []
+
+    @cache(backend=l2, namespace=_ns("aexec"))
+    async def f(x):
+        return x
+
+    class NoDefault(ThreadPoolExecutor):
+        def submit(self, *_a, **_k):
+            raise AssertionError("the default executor was used")
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(NoDefault())
+        core = f._cachekit.core
+        orig = core.executor
+
+        def spy():
+            ex = orig()
+            names.append(ex)
+            return ex
+
+        core.executor = spy
+        try:
+            assert await f(1) == 1
+            f._cachekit.core.invalidate(f._cachekit.ns_bytes, f._cachekit.cached_key((1,), {}))
+            assert await f(1) == 1
+        finally:
+            del core.executor
+
+    asyncio.run(main())
+    assert names and all(n is names[0] for n in names)
+
+
+def test_to_thread_inside_the_function_does_not_deadlock_64_keys(l2):
+    """The body awaits asyncio.to_thread; 64 distinct keys miss at once. The
+    default executor (min(32, cpus + 4) threads) is free for the bodies: the
+    cache holds none of its threads."""
+
+    @cache(backend=l2, namespace=_ns("adead"))
+    async def f(x):
+        return await asyncio.to_thread(lambda: x * 2)
+
+    async def main():
+        return await asyncio.wait_for(asyncio.gather(*(f(i) for i in range(64))), 60)
+
+    assert asyncio.run(main()) == [i * 2 for i in range(64)]
+    assert f.cache_info().misses == 64
+
+
+def test_cancelling_the_caller_cancels_the_function_and_stores_nothing(l2):
+    started, cancelled, calls = [], [], []
+
+    @cache(backend=l2, namespace=_ns("acancel"))
+    async def f(x):
+        calls.append(x)
+        if len(calls) == 1:
+            started.append(1)
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                cancelled.append(1)
+                raise
+        return [len(calls)]
+
+    async def main():
+        task = asyncio.create_task(f(1))
+        await _until(lambda: started, "the function")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert cancelled == [1]
+        assert not f._cachekit.aflights  # the flight ended with its leader
+        assert await f(1) == [2]  # nothing was stored: computed again
+        assert await f(1) == [2]
+
+    asyncio.run(main())
+
+
+def test_wait_for_timeout_cancels_the_function(l2):
+    cancelled = []
+
+    @cache(backend=l2, namespace=_ns("awaitfor"))
+    async def f(x):
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled.append(x)
+            raise
+
+    async def main():
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(f(7), 0.05)
+
+    asyncio.run(main())
+    assert cancelled == [7]
+
+
+def test_a_waiter_takes_over_from_a_cancelled_leader(l2):
+    calls = []
+    gate = asyncio.Event()
+
+    @cache(backend=l2, namespace=_ns("atake"))
+    async def f(x):
+        calls.append(x)
+        await gate.wait()
+        return [len(calls)]
+
+    async def main():
+        leader = asyncio.create_task(f(1))
+        await _until(lambda: calls, "the leader")
+        waiter = asyncio.create_task(f(1))
+        await _until(lambda: any(fl.waiters == 1 for fl in f._cachekit.aflights.values()), "the waiter")
+        leader.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await leader
+        await _until(lambda: len(calls) == 2, "the waiter's load")
+        gate.set()
+        assert await waiter == [2]
+        assert await f(1) == [2]
+
+    asyncio.run(main())
+
+
+def test_cancelling_a_waiter_leaves_the_leader_alone(l2):
+    calls = []
+    gate = asyncio.Event()
+
+    @cache(backend=l2, namespace=_ns("awcancel"))
+    async def f(x):
+        calls.append(x)
+        await gate.wait()
+        return [len(calls)]
+
+    async def main():
+        leader = asyncio.create_task(f(1))
+        await _until(lambda: calls, "the leader")
+        waiter = asyncio.create_task(f(1))
+        await _until(lambda: any(fl.waiters == 1 for fl in f._cachekit.aflights.values()), "the waiter")
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        gate.set()
+        assert await leader == [1]
+        assert await f(1) == [1]
+
+    asyncio.run(main())
+    assert calls == [1]
+
+
+def test_24_distinct_slow_misses_run_at_once(l2):
+    """24 distinct keys whose function sleeps 0.2 s: every body runs at the
+    same time (not capped by a thread pool), so the whole takes about 0.2 s."""
+    running, peak = [0], [0]
+
+    @cache(backend=l2, namespace=_ns("a24"))
+    async def f(x):
+        running[0] += 1
+        peak[0] = max(peak[0], running[0])
+        await asyncio.sleep(0.2)
+        running[0] -= 1
+        return x
+
+    async def main():
+        t0 = time.monotonic()
+        out = await asyncio.gather(*(f(i) for i in range(24)))
+        return out, time.monotonic() - t0
+
+    out, took = asyncio.run(main())
+    assert out == list(range(24))
+    assert peak[0] == 24
+    assert took < 24 * 0.2 / 4  # generous: about 0.2 s expected; a pool of 6 would take 0.8 s
+
+
+def test_single_flight_merges_coroutines_on_the_loop(l2):
+    calls = []
+    gate = asyncio.Event()
+
+    @cache(backend=l2, namespace=_ns("amerge"))
+    async def f(x):
+        calls.append(x)
+        await gate.wait()
+        return {"x": x}
+
+    async def main():
+        before = threading.active_count()
+        tasks = [asyncio.create_task(f(5)) for _ in range(50)]
+        await _until(lambda: any(fl.waiters == 49 for fl in f._cachekit.aflights.values()), "49 waiters")
+        # the waiters hold no thread: at most the core's executor was started
+        assert threading.active_count() - before <= 8
+        gate.set()
+        return await asyncio.gather(*tasks)
+
+    res = asyncio.run(main())
+    assert calls == [5] and res == [{"x": 5}] * 50
+    assert all(r is not res[0] for r in res[1:])  # each waiter decodes its own copy
+
+
+def test_invalidation_during_the_load_keeps_its_value_out(l2):
+    gate = asyncio.Event()
+    calls = []
+
+    @cache(backend=l2, namespace=_ns("ainval"))
+    async def f(x):
+        calls.append(x)
+        if len(calls) == 1:
+            await gate.wait()
+        return [len(calls)]
+
+    async def main():
+        first = asyncio.create_task(f(1))
+        await _until(lambda: calls, "the load")
+        await f.ainvalidate_cache(1)
+        gate.set()
+        assert await first == [1]
+        assert await f(1) == [2]  # the invalidated load's value was not stored
+
+    asyncio.run(main())
