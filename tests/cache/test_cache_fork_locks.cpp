@@ -6,6 +6,8 @@
 //    holder (the cache is in the fork registry), and the child's calls on
 //    that key and namespace complete at once. Before, the child blocked on
 //    the lock forever (its alarm turns that into a failure).
+//  - A busy parent (another thread putting, reading, loading under the
+//    memory backend's cross-process lock, invalidating): every child works.
 //  - The cache's locks are taken before its L1's: a thread holding a stripe
 //    while it takes an L1 lock (as every store does) does not deadlock a
 //    fork. Run in a child process so a deadlock is bounded.
@@ -13,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <functional>
 #include <memory>
@@ -160,6 +163,68 @@ void test_child_uses_the_namespace_table_a_parent_thread_held(void **) {
     fork_while_a_thread_holds(*cache, [&] { log.fork_prepare(); }, [&] { log.fork_parent(); });
 }
 
+// A busy parent: another thread keeps putting, reading, loading (with the
+// memory backend's cross-process lock) and invalidating the key and its
+// namespace while the main thread forks, round after round. Every lock of
+// the cache and of the memory backend (whose map mutex no seam can hold)
+// is taken often; each child's calls must complete. Timing decides which
+// lock a fork meets, so this complements the tests above.
+void test_children_of_a_busy_parent_work(void **) {
+#if defined(__SANITIZE_THREAD__)
+    skip();
+#elif defined(__SANITIZE_ADDRESS__)
+    skip();  // the busy thread allocates: GCC's ASan allocator is not locked around fork()
+#endif
+    CacheConfig config;
+    config.backend = cachekit::l2::open_memory();
+    config.l1.sweep_interval_ms = 0;
+    config.load_timeout = 20s;
+    config.cross_process_lock = true;
+    config.lock_wait = 20s;
+    config.swr = true;
+    auto cache = std::make_unique<Cache>(std::move(config));
+    std::atomic<bool> stop{false};
+    std::thread busy([&] {
+        const std::string v = ct::mp_str("busy");
+        auto loader = [&](LoadResult &r) {
+            r.has_value = true;
+            r.value = v;
+            return 0;
+        };
+        Buffer out;
+        cachekit::cache::Lookup info;
+        for (unsigned i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+            const std::string key = i % 2 ? kKey : ct::shaped_key(kNs, std::to_string(i % 16));
+            try {
+                cache->put(kNs, key, v, std::nullopt);
+                cache->get(kNs, key, out.get(), &info);
+                cache->invalidate(kNs, key);
+                cache->get_or_load(kNs, key, std::nullopt, loader, out.get(), nullptr);
+                if (i % 32 == 0) cache->invalidate_namespace(kNs);
+            } catch (...) {  // the check is the children's
+            }
+        }
+    });
+    int bad_status = 0, bad_round = -1;
+    for (int round = 0; round < 24 && bad_round < 0; ++round) {
+        std::this_thread::sleep_for(2ms);
+        const pid_t pid = fork();
+        if (pid == 0) _exit(child_uses_the_key(*cache));
+        int status = -1;
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            bad_status = status;
+            bad_round = round;
+        }
+    }
+    stop = true;
+    busy.join();
+    if (bad_round >= 0) {
+        if (bad_status != -1 && WIFSIGNALED(bad_status))
+            fail_msg("round %d: the child was killed by signal %d (blocked on a lock?)", bad_round, WTERMSIG(bad_status));
+        fail_msg("round %d: child status %d", bad_round, bad_status);
+    }
+}
+
 // In a process of its own (bounded by the caller): a thread holds the key's
 // stripe and, after the fork began, takes the L1's lock of the key as a
 // store does, then lets go. Exit 0 when the fork and that thread finished.
@@ -202,6 +267,7 @@ int main(void) {
         cmocka_unit_test(test_child_uses_the_refresh_claims_a_parent_thread_held),
         cmocka_unit_test(test_child_uses_the_load_claims_a_parent_thread_held),
         cmocka_unit_test(test_child_uses_the_namespace_table_a_parent_thread_held),
+        cmocka_unit_test(test_children_of_a_busy_parent_work),
         cmocka_unit_test(test_fork_takes_the_cache_before_its_l1),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
