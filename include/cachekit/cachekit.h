@@ -185,12 +185,17 @@ typedef struct cachekit_error {
  *   - cachekit_backend (Redis): the child drops every inherited connection
  *     without sending anything on it (the descriptor is closed only; no
  *     QUIT) and reconnects on its next call, so no reply can reach the wrong
- *     process. File and memory backends need nothing (the file backend's
- *     locks are per open file description and are re-taken per call).
+ *     process. The file backend needs nothing (its locks are per open file
+ *     description and are re-taken per call). The memory backend's lock is
+ *     taken around fork() and fresh in the child, and the cross-process
+ *     locks (cross_process_lock) other threads of the parent held have
+ *     lapsed there (only the forking thread's own still hold).
  *   - cachekit_cache: its backend and keyring as above; its L1 as below;
- *     single-flight loads and refresh claims that other threads of the
- *     parent had in flight are forgotten (their keys load afresh, at once).
- *     A loader that forks stays its key's leader in the child.
+ *     its own locks (key stripes, claim tables) are taken around fork() and
+ *     fresh in the child; single-flight loads and refresh claims that other
+ *     threads of the parent had in flight are forgotten (their keys load
+ *     afresh, at once). A loader that forks stays its key's leader in the
+ *     child.
  *   - cachekit_l1: the entries are kept; its sweeper thread is restarted in
  *     the child and its lock state reset.
  * A call that is running in another thread while fork() happens is not

@@ -1,5 +1,6 @@
 #include "cache/cache.hpp"
 
+#include <new>
 #include <thread>
 
 #include "cache/key_space.hpp"
@@ -48,13 +49,47 @@ double seconds_between(uint64_t from_ns, uint64_t to_ns) { return to_ns > from_n
 Cache::Cache(CacheConfig config)
     : config_(std::move(config)) {
     config_.value.keyring = config_.keyring.get();
-    if (config_.l1_enabled) l1_ = std::make_unique<l1::L1Cache>(config_.l1);
+    // Before the L1 is made: fork() takes the registry's locks in join
+    // order, and a stripe is held while the L1's locks are taken.
+    fork_hooks::join(this, fork_hooks::Locks::Many);
+    try {
+        if (config_.l1_enabled) l1_ = std::make_unique<l1::L1Cache>(config_.l1);
+    } catch (...) {
+        fork_hooks::leave(this);
+        throw;
+    }
     plain_l1_ = l1_ && !config_.keyring;
     if (plain_l1_) metrics_.count_engine_hits(*l1_);
     quick_l1_hits_ = plain_l1_ && !config_.swr;
 }
 
-Cache::~Cache() = default;
+Cache::~Cache() { fork_hooks::leave(this); }
+
+// The locks this cache owns, stripes first (a stripe is held while the
+// others are taken; none of the others is taken while another is held).
+// No thread of the cache calls out (L2, a loader) while holding one, so
+// before_fork waits only for in-memory work.
+void Cache::before_fork() noexcept {
+    for (std::mutex &m : stripes_) m.lock();
+    claims_.fork_prepare();
+    load_claims_.fork_prepare();
+    log_.fork_prepare();
+}
+
+void Cache::after_fork_parent() noexcept {
+    log_.fork_parent();
+    load_claims_.fork_parent();
+    claims_.fork_parent();
+    for (std::mutex &m : stripes_) m.unlock();
+}
+
+// Fresh mutexes: taken by before_fork, or not at all under TSan (Locks::Many).
+void Cache::after_fork_child() noexcept {
+    log_.fork_child();
+    load_claims_.fork_child();
+    claims_.fork_child();
+    for (std::mutex &m : stripes_) new (&m) std::mutex;
+}
 
 std::string Cache::storage_key(std::string_view key) const {
     std::string k;

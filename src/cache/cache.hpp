@@ -2,6 +2,13 @@
 // stale-while-revalidate, invalidation that a slow writer cannot undo,
 // entry verification (envelope checks, decryption) and per-namespace metrics.
 // Every member function is thread-safe.
+//
+// fork(): the cache is a participant of the fork registry
+// (util/fork_hooks.hpp) for the locks it owns directly: its key stripes, its
+// two claim tables and the ordering log's namespace table. A stripe is held
+// while L1 locks are taken, so the cache joins the registry before it makes
+// its L1 (the registry takes locks in join order). Its metrics, single-flight
+// table and L1 are participants of their own.
 #pragma once
 
 #include <array>
@@ -22,6 +29,7 @@
 #include "l2/backend.hpp"
 #include "metrics/cache_metrics.hpp"
 #include "util/error.hpp"
+#include "util/fork_hooks.hpp"
 
 namespace cachekit::cache {
 
@@ -65,7 +73,7 @@ struct LoadResult {
 };
 using Loader = std::function<int(LoadResult &)>;
 
-class Cache {
+class Cache final : private fork_hooks::Participant {
 public:
     explicit Cache(CacheConfig config);
     ~Cache();
@@ -109,6 +117,12 @@ public:
     int breaker_state() const { return config_.breaker_state ? config_.breaker_state() : CACHEKIT_BREAKER_CLOSED; }
 
 private:
+    friend struct CacheTestAccess;  // white-box tests (tests/cache) hold its locks
+
+    void before_fork() noexcept override;
+    void after_fork_parent() noexcept override;
+    void after_fork_child() noexcept override;
+
     enum class StoreOutcome { Stored, Dropped, TooLarge };
     // Put: a write as of now (`ticket` taken when it began). Fill: a value
     // computed under `claim` (of `claims`) after `ticket`, dropped if a put

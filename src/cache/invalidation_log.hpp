@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -67,6 +68,11 @@ public:
     void all_invalidated() noexcept { all_.store(bump(), std::memory_order_release); }
 
     static constexpr size_t kStripes = 4096;
+
+    // fork(): called by the owning Cache's fork hooks (util/fork_hooks.hpp).
+    void fork_prepare() noexcept { ns_mutex_.lock(); }
+    void fork_parent() noexcept { ns_mutex_.unlock(); }
+    void fork_child() noexcept { new (&ns_mutex_) std::mutex; }
 
 private:
     // Guarded by the cache's stripe mutex of the keys that map to it.

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -34,6 +35,11 @@ public:
     // A write or invalidation of `key` cancels any claim on it.
     void cancel(std::string_view key);
     void cancel_all();
+
+    // fork(): called by the owning Cache's fork hooks (util/fork_hooks.hpp).
+    void fork_prepare() noexcept { mutex_.lock(); }
+    void fork_parent() noexcept { mutex_.unlock(); }
+    void fork_child() noexcept { new (&mutex_) std::mutex; }
 
 private:
     struct Claim {

@@ -1,13 +1,22 @@
 // The in-process backend: a mutex-guarded hash map with expiry on the steady
 // clock (lazy on access, plus a sweep every 1024 writes), prefix clear, and
 // token locks with their own expiry.
+//
+// fork(): the map's mutex is in the fork registry (util/fork_hooks.hpp). A
+// child has its own copy of the map, and of the locks only the forking
+// thread's still hold there: a lock another parent thread held (a
+// cross-process-lock load in flight) has lapsed, as its holder does not
+// exist in the child and will never unlock it.
 #include <mutex>
+#include <new>
+#include <thread>
 #include <unordered_map>
 
 #include "l2/memory_backend.hpp"
 #include "l2/posix_io.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
+#include "util/fork_hooks.hpp"
 
 namespace cachekit::l2 {
 
@@ -15,8 +24,13 @@ namespace {
 
 using std::chrono::milliseconds;
 
-class MemoryBackend final : public Backend {
+class MemoryBackend final : public Backend, private fork_hooks::Participant {
 public:
+    MemoryBackend() { fork_hooks::join(this); }
+    ~MemoryBackend() override { fork_hooks::leave(this); }
+    MemoryBackend(const MemoryBackend &) = delete;
+    MemoryBackend &operator=(const MemoryBackend &) = delete;
+
     const char *kind() const noexcept override { return "memory"; }
 
     bool get(std::string_view key, cachekit_buf *out, Deadline) override {
@@ -94,7 +108,7 @@ public:
         auto now = SteadyClock::now();
         auto it = locks_.find(std::string(name));
         if (it != locks_.end() && it->second.expires > now) return std::nullopt;
-        locks_[std::string(name)] = Lock{token, now + hold};
+        locks_[std::string(name)] = Lock{token, now + hold, std::this_thread::get_id()};
         return token;
     }
 
@@ -120,6 +134,17 @@ public:
     }
 
 private:
+    void before_fork() noexcept override { mu_.lock(); }
+    void after_fork_parent() noexcept override { mu_.unlock(); }
+    // Only the forking thread exists here: the locks other threads took
+    // lapse (marked expired, nothing freed in the handler).
+    void after_fork_child() noexcept override {
+        const std::thread::id me = std::this_thread::get_id();
+        for (auto &kv : locks_)
+            if (kv.second.holder != me) kv.second.expires = SteadyClock::time_point::min();
+        new (&mu_) std::mutex;
+    }
+
     struct Entry {
         std::string value;
         std::optional<SteadyClock::time_point> expires;
@@ -127,6 +152,7 @@ private:
     struct Lock {
         std::string token;
         SteadyClock::time_point expires;
+        std::thread::id holder;  // the thread that took it (fork: see after_fork_child)
     };
 
     static std::optional<SteadyClock::time_point> expiry_of(Ttl ttl) {

@@ -16,11 +16,13 @@
 //                       child), and reset what only other threads used
 //                       (condition variables, counts of their calls). Keep it
 //                       small: no I/O, no allocation, nothing freed.
-// Lock order: the list's mutex, then each participant's (in join order). A
-// participant must not call join/leave while holding its own mutexes.
+// Lock order: the list's mutex, then each participant's (in join order). An
+// object whose locks are held while another participant's are taken joins
+// before that one (a Cache before its L1). A participant must not call
+// join/leave while holding its own mutexes.
 //
 // Locks::Many marks a participant that takes many locks in before_fork (an
-// L1's shards, a cache's single-flight shards). ThreadSanitizer tracks at most
+// L1's shards, a cache's stripes and single-flight shards). ThreadSanitizer tracks at most
 // 64 locks held by one thread and aborts past that, so under it those
 // participants' before_fork/after_fork_parent are not called: their
 // after_fork_child must make the locks fresh without assuming it holds them.

@@ -8,6 +8,10 @@
 //    finishing it does not trip over a parent thread that was waiting for it.
 //  - A stale-while-revalidate refresh claim taken in the parent has lapsed
 //    in the child: the child's next stale hit claims the refresh.
+//  - With cross_process_lock on memory://, the backend lock that parent
+//    thread's load held has lapsed in the child too: the child loads at once
+//    instead of waiting lock_wait_ms for a process that does not exist.
+// (The cache's own locks: test_cache_fork_locks.cpp.)
 // The children report by exit status; alarm() turns a hang into a failure.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,6 +84,26 @@ int child_loads_at_once(cachekit_cache *c, const std::string &key) {
     return again.str() == kChildValue ? 0 : 6;
 }
 
+// A parent thread leads a load of `key` (its loader blocked on a latch);
+// the process forks; the child must load the key at once.
+void fork_while_a_parent_thread_loads(cachekit_cache *c, const std::string &key) {
+    HeldLoader held;
+    held.value = kParentValue;
+    int leader_rc = -1;
+    Buf leader_out;
+    std::thread leader([&] { leader_rc = get_or_load(c, key, &HeldLoader::run, &held, leader_out); });
+    {
+        ct::JoinOnExit join(leader, [&] { held.release.open(); });
+        assert_true(held.entered.wait_for(10s));  // the parent thread leads the key's flight
+        const pid_t pid = fork();
+        if (pid == 0) _exit(child_loads_at_once(c, key));
+        expect_child_ok(pid);
+    }
+    // The parent's flight is untouched by the fork.
+    CT_OK(leader_rc);
+    assert_true(leader_out.str() == kParentValue);
+}
+
 void test_child_loads_a_key_another_parent_thread_was_loading(void **) {
 #if defined(__SANITIZE_THREAD__)
     // The child's store restarts the L1 sweeper: TSan does not support
@@ -88,22 +112,23 @@ void test_child_loads_a_key_another_parent_thread_was_loading(void **) {
 #endif
     // (Runs under ASan: the parent's other threads are parked, not allocating.)
     ct::CacheHandle cache = l1_only_cache();
-    const std::string key = "held";
-    HeldLoader held;
-    held.value = kParentValue;
-    int leader_rc = -1;
-    Buf leader_out;
-    std::thread leader([&] { leader_rc = get_or_load(cache.get(), key, &HeldLoader::run, &held, leader_out); });
-    {
-        ct::JoinOnExit join(leader, [&] { held.release.open(); });
-        assert_true(held.entered.wait_for(10s));  // the parent thread leads the key's flight
-        const pid_t pid = fork();
-        if (pid == 0) _exit(child_loads_at_once(cache.get(), key));
-        expect_child_ok(pid);
-    }
-    // The parent's flight is untouched by the fork.
-    CT_OK(leader_rc);
-    assert_true(leader_out.str() == kParentValue);
+    fork_while_a_parent_thread_loads(cache.get(), "held");
+}
+
+// The parent thread's load also holds the memory backend's lock of the key;
+// before the fix the child found it held and waited lock_wait_ms (well over
+// the child's budget) before loading.
+void test_child_loads_a_key_whose_memory_lock_a_parent_thread_held(void **) {
+#if defined(__SANITIZE_THREAD__)
+    skip();  // as above
+#endif
+    cachekit_cache_options o = ct::default_options();
+    o.backend_url = "memory://";
+    o.load_timeout_ms = kLoadTimeoutMs;
+    o.cross_process_lock = CACHEKIT_ON;
+    o.lock_wait_ms = kLoadTimeoutMs;
+    ct::CacheHandle cache = ct::new_cache(&o);
+    fork_while_a_parent_thread_loads(cache.get(), ct::shaped_key("fork", "locked"));
 }
 
 // A loader that forks, after starting a parent thread that waits for its
@@ -216,6 +241,7 @@ int main(void) {
         cmocka_unit_test(test_child_loads_a_key_another_parent_thread_was_loading),
         cmocka_unit_test(test_forking_loader_stays_the_leader_in_the_child),
         cmocka_unit_test(test_child_can_claim_a_refresh_the_parent_claimed),
+        cmocka_unit_test(test_child_loads_a_key_whose_memory_lock_a_parent_thread_held),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
