@@ -4,6 +4,9 @@
 // invalidation of the key (its namespace, the cache) came after the claim;
 // abandon releases it. Every cache here shares one memory backend with a
 // reader whose L1 is off, so "nothing in L2" is checked directly.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "cache_test_util.hpp"
 
 namespace {
@@ -219,6 +222,30 @@ void test_bad_arguments(void **) {
     assert_true(read(p.l2_reader.get(), key) == v);
 }
 
+// A claim taken before fork() holds nothing up in the child: the child's
+// own miss claims the key and its value lands (exit code 0 = as expected).
+void test_a_forked_child_claims_anew(void **) {
+    Pair p;
+    const std::string key = ct::shaped_key(kNs, "fork"), v = ct::mp_str("child");
+    Claimed parent = get_for_load(p.cache.get(), key);
+    assert_int_equal(parent.rc, CACHEKIT_ENOTFOUND);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        Claimed child = get_for_load(p.cache.get(), key);
+        if (child.rc != CACHEKIT_ENOTFOUND || child.info.refresh != 1) _exit(2);
+        if (child.info.refresh_claim == parent.info.refresh_claim) _exit(3);
+        if (land(p.cache.get(), key, v, child.info.refresh_claim) != CACHEKIT_OK) _exit(4);
+        _exit(read(p.cache.get(), key) == v ? 0 : 5);
+    }
+    assert_true(pid > 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    // The parent's claim is its own still (the child's memory backend is a copy).
+    CT_OK(land(p.cache.get(), key, ct::mp_str("parent"), parent.info.refresh_claim));
+}
+
 }  // namespace
 
 int main() {
@@ -231,6 +258,7 @@ int main() {
         cmocka_unit_test(test_counters_and_abandon),
         cmocka_unit_test(test_l2_hit_claims_nothing),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_a_forked_child_claims_anew),
     };
     return cmocka_run_group_tests_name("cache_get_for_load", tests, nullptr, nullptr);
 }
