@@ -845,15 +845,40 @@ CACHEKIT_API int cachekit_cache_get_or_load(cachekit_cache *cache, cachekit_buf 
                                             double ttl_seconds, cachekit_loader loader,
                                             void *payload) CACHEKIT_NOEXCEPT;
 
-/* Land a stale-while-revalidate refresh. CACHEKIT_ENOTFOUND when the claim
- * lost to an invalidation or a newer write (nothing is stored). */
+/* Land a stale-while-revalidate refresh, or a load claimed by
+ * cachekit_cache_get_for_load. CACHEKIT_ENOTFOUND when the claim lost to an
+ * invalidation or a newer write (nothing is stored). */
 CACHEKIT_API int cachekit_cache_put_refresh(cachekit_cache *cache, const char *ns, const void *key,
                                             size_t key_len, const void *value, size_t value_len,
                                             double ttl_seconds, uint64_t refresh_claim) CACHEKIT_NOEXCEPT;
 
-/* Give up a refresh claim so a later stale hit may claim it again. */
+/* Give up a refresh claim so a later stale hit may claim it again, or a
+ * load claim of cachekit_cache_get_for_load (counted in load_errors). */
 CACHEKIT_API int cachekit_cache_abandon_refresh(cachekit_cache *cache, const void *key, size_t key_len,
                                                 uint64_t refresh_claim) CACHEKIT_NOEXCEPT;
+
+/* cachekit_cache_get for a caller that computes a missing value on its own
+ * runtime (an async binding's event loop or executor), where
+ * cachekit_cache_get_or_load cannot run the function. A hit is
+ * cachekit_cache_get's (L1, then L2 read once; with SWR a stale hit may
+ * carry a refresh claim). On a miss (CACHEKIT_ENOTFOUND) info->refresh is 1
+ * and info->refresh_claim a load claim: the caller computes the value and
+ * lands it with cachekit_cache_put_refresh(refresh_claim), which stores
+ * nothing and answers CACHEKIT_ENOTFOUND when the key was put or
+ * invalidated (key, namespace or clear, through this handle) after the
+ * claim was taken, or releases it with cachekit_cache_abandon_refresh (the
+ * function failed or was cancelled). A load claim orders, it does not
+ * exclude: like the claim of a get_or_load leader, a newer claim of the
+ * same key replaces an older one, whose put_refresh then stores nothing
+ * (the newest load lands); callers dedupe concurrent loads of a key
+ * themselves. Every put_refresh of a load claim counts in `loads` (stored
+ * or not, as get_or_load counts), every abandon of a claim still known in
+ * `load_errors`. put_refresh writes L2 as a put does (unlike get_or_load,
+ * it does not skip L2 after a failed read). In a forked child a claim
+ * taken before fork() holds nothing up: the child's next claim of the key
+ * replaces it. `info` is required (CACHEKIT_EINVAL when NULL). Since 0.2. */
+CACHEKIT_API int cachekit_cache_get_for_load(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,
+                                             const char *ns, const void *key, size_t key_len) CACHEKIT_NOEXCEPT;
 
 /* Invalidate one key, a namespace, or everything, in both tiers. A load,
  * write or read-through fill that began before the invalidation never
@@ -1250,6 +1275,9 @@ CACHEKIT_API int cachekit_cache_put_refresh_ex(cachekit_cache *cache, const char
 CACHEKIT_API int cachekit_cache_abandon_refresh_ex(cachekit_cache *cache, const void *key,
                                                    size_t key_len, uint64_t refresh_claim,
                                                    cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_get_for_load_ex(cachekit_cache *cache, cachekit_buf *out,
+                                                cachekit_lookup *info, const char *ns, const void *key,
+                                                size_t key_len, cachekit_error *err) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_cache_invalidate_ex(cachekit_cache *cache, const char *ns, const void *key,
                                               size_t key_len, cachekit_error *err) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_cache_invalidate_namespace_ex(cachekit_cache *cache, const char *ns,

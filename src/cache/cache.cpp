@@ -355,10 +355,48 @@ int Cache::put(std::string_view ns, std::string_view key, std::string_view paylo
     return CACHEKIT_OK;
 }
 
+int Cache::get_for_load(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup &info) {
+    // As get_or_load up to its loader: the leader's claim, then a second
+    // read only when the key was written since the first began.
+    const InvalidationLog::Ticket before = log_.ticket();
+    if (lookup(ns, key, out, &info, nullptr) == CACHEKIT_OK) return CACHEKIT_OK;
+    const uint64_t claim = load_claims_.take(key, config_.load_timeout, log_.ticket(), ns);
+    if (changed_since(before, l1::L1Cache::hash_key(key), ns)) {
+        metrics::NamespaceMetrics &m = metrics_.of(ns);
+        if (read_l1(ns, key, out, &info, m) || read_l2(ns, key, out, &info, m)) {
+            load_claims_.settle(key, claim);
+            return CACHEKIT_OK;
+        }
+    }
+    info.refresh = true;
+    info.refresh_claim = claim;
+    return CACHEKIT_ENOTFOUND;
+}
+
+int Cache::land_load(std::string_view ns, std::string_view key, std::string_view payload, std::optional<l2::Ttl> ttl,
+                     uint64_t claim) {
+    RefreshClaims::Held held;
+    if (load_claims_.find(key, claim, &held) && held.ns != ns)
+        fail(CACHEKIT_EINVAL, "the load claim was taken in another namespace");
+    metrics::NamespaceMetrics &m = metrics_.of(ns);
+    m.loads.add();  // every load that reports its value, stored or not (as get_or_load counts)
+    // Stored only if no put or invalidation of the key cancelled the claim
+    // and no invalidation of its namespace or the cache came after it.
+    switch (store(ns, key, payload, ttl, held.ticket, Write::Fill, &load_claims_, claim)) {
+    case StoreOutcome::Stored: return CACHEKIT_OK;
+    case StoreOutcome::Dropped: return CACHEKIT_ENOTFOUND;
+    case StoreOutcome::TooLarge:
+        load_claims_.settle(key, claim);
+        fail(CACHEKIT_ETOOBIG, "loaded value is over max_value_bytes: not stored");
+    }
+    return CACHEKIT_EINTERNAL;
+}
+
 int Cache::put_refresh(std::string_view ns, std::string_view key, std::string_view payload, std::optional<l2::Ttl> ttl,
                        uint64_t claim) {
     check_payload(payload);
     if (claim == 0) fail(CACHEKIT_EINVAL, "a refresh needs the claim its lookup returned");
+    if (claim & kLoadClaimTag) return land_load(ns, key, payload, ttl, claim);
     switch (store(ns, key, payload, ttl, log_.ticket(), Write::Fill, &claims_, claim)) {
     case StoreOutcome::Stored: metrics_.of(ns).refreshes.add(); return CACHEKIT_OK;
     case StoreOutcome::Dropped: return CACHEKIT_ENOTFOUND;
@@ -367,7 +405,17 @@ int Cache::put_refresh(std::string_view ns, std::string_view key, std::string_vi
     return CACHEKIT_EINTERNAL;
 }
 
-void Cache::abandon_refresh(std::string_view key, uint64_t claim) { claims_.settle(key, claim); }
+void Cache::abandon_refresh(std::string_view key, uint64_t claim) {
+    if (!(claim & kLoadClaimTag)) {
+        claims_.settle(key, claim);
+        return;
+    }
+    // A load that gave up: a load error of the namespace it was claimed in
+    // (unknown, so not counted, once a newer load of the key replaced it).
+    RefreshClaims::Held held;
+    load_claims_.settle(key, claim, &held);
+    if (held.known) metrics_.of(held.ns).load_errors.add();
+}
 
 int Cache::get_or_load(std::string_view ns, std::string_view key, std::optional<l2::Ttl> ttl, const Loader &loader,
                        cachekit_buf *out, Lookup *info) {

@@ -101,8 +101,13 @@ public:
     // get, else run the loader once across concurrent callers and store its value.
     int get_or_load(std::string_view ns, std::string_view key, std::optional<l2::Ttl> ttl, const Loader &loader,
                     cachekit_buf *out, Lookup *info);
-    // Land a stale-while-revalidate refresh; CACHEKIT_ENOTFOUND when it lost
-    // to an invalidation or a newer write.
+    // get for a caller that computes a missing value on its own runtime: on
+    // a miss (CACHEKIT_ENOTFOUND) `info` gets refresh and a load claim, which
+    // put_refresh lands (ordered as get_or_load's loads are) or
+    // abandon_refresh releases. `info` is required.
+    int get_for_load(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup &info);
+    // Land a stale-while-revalidate refresh or a get_for_load load;
+    // CACHEKIT_ENOTFOUND when it lost to an invalidation or a newer write.
     int put_refresh(std::string_view ns, std::string_view key, std::string_view payload, std::optional<l2::Ttl> ttl,
                     uint64_t claim);
     void abandon_refresh(std::string_view key, uint64_t claim);
@@ -124,6 +129,8 @@ private:
     void after_fork_child() noexcept override;
 
     enum class StoreOutcome { Stored, Dropped, TooLarge };
+    int land_load(std::string_view ns, std::string_view key, std::string_view payload, std::optional<l2::Ttl> ttl,
+                  uint64_t claim);
     // Put: a write as of now (`ticket` taken when it began). Fill: a value
     // computed under `claim` (of `claims`) after `ticket`, dropped if a put
     // or invalidation of the key cancelled the claim or its namespace or the
@@ -179,7 +186,10 @@ private:
     metrics::CacheMetrics metrics_;
     InvalidationLog log_;
     RefreshClaims claims_;       // stale-while-revalidate refreshes
-    RefreshClaims load_claims_;  // running loads: exact per key, unlike the striped log
+    // Running loads: exact per key, unlike the striped log. Their ids carry
+    // kLoadClaimTag, so put_refresh tells them from refresh claims.
+    static constexpr uint64_t kLoadClaimTag = uint64_t(1) << 63;
+    RefreshClaims load_claims_{kLoadClaimTag};
     SingleFlight flights_;
     // Serialise a key's in-memory check-and-store (L1 fill, store) against
     // its write and invalidation records; never held across an L2 call.

@@ -5,6 +5,10 @@
 // forked child, the claims taken in the parent have lapsed: whoever held them
 // is not in this process (or, the forking thread, may still settle its own
 // while nobody claimed the key again).
+// A claim may carry what its holder needs when it reports back (a load
+// claim: the log ticket it was taken at, its namespace). A cancelled claim
+// is kept, marked, until it is settled or replaced, so its holder still
+// learns what it held.
 #pragma once
 
 #include <chrono>
@@ -23,15 +27,31 @@ class RefreshClaims {
 public:
     using Clock = std::chrono::steady_clock;
 
+    // `tag` is or'ed into every id, so the claims of two sets never collide.
+    explicit RefreshClaims(uint64_t tag = 0) : tag_(tag) {}
+
+    // What a claim was taken with.
+    struct Held {
+        bool known = false;    // still in the set (current or cancelled)
+        bool current = false;  // not cancelled, not replaced
+        uint64_t ticket = 0;
+        std::string ns;
+    };
+
     // A claim id (> 0) when this caller should refresh, 0 when another holds it.
     uint64_t claim(std::string_view key, std::chrono::milliseconds lease);
     // A claim that replaces any other on `key`: for a single-flight leader,
     // the only live loader of its key in this process, so an older claim
     // can only be a load that never came back (a loader that longjmp'd out)
     // or one a timed-out waiter gave up on; the newer load is the one that lands.
-    uint64_t take(std::string_view key, std::chrono::milliseconds lease);
-    // True if `claim` is still current; it is consumed either way.
-    bool settle(std::string_view key, uint64_t claim);
+    uint64_t take(std::string_view key, std::chrono::milliseconds lease, uint64_t ticket = 0,
+                  std::string_view ns = {});
+    // True if `claim` is still current; it is consumed either way. `held`
+    // (when given and the claim is still known, current or cancelled) gets
+    // what it was taken with.
+    bool settle(std::string_view key, uint64_t claim, Held *held = nullptr);
+    // What `claim` was taken with, if it is still known; not consumed.
+    bool find(std::string_view key, uint64_t claim, Held *held);
     // A write or invalidation of `key` cancels any claim on it.
     void cancel(std::string_view key);
     void cancel_all();
@@ -46,9 +66,14 @@ private:
         uint64_t id;
         Clock::time_point expires;
         pid_t pid;  // the process it was taken in
+        bool cancelled = false;
+        uint64_t ticket = 0;
+        std::string ns;
     };
+    static void report(const Claim &c, Held *held);
     std::mutex mutex_;
     std::unordered_map<std::string, Claim> claims_;
+    const uint64_t tag_;
     uint64_t next_id_ = 1;
 };
 

@@ -230,6 +230,19 @@ CACHEKIT_API int cachekit_cache_abandon_refresh(cachekit_cache *c, const void *k
     });
 }
 
+CACHEKIT_API int cachekit_cache_get_for_load(cachekit_cache *c, cachekit_buf *out, cachekit_lookup *info,
+                                             const char *ns, const void *key, size_t key_len) noexcept {
+    return guarded([&] {
+        require(out != nullptr, "out is NULL");
+        require(info != nullptr, "info is NULL (a miss hands its load claim back there)");
+        check_lookup(info);
+        cache::Lookup lookup;
+        int rc = cache_of(c).get_for_load(ns_arg(ns), key_arg(key, key_len), out, lookup);
+        fill_lookup(info, lookup);
+        return rc;
+    });
+}
+
 CACHEKIT_API int cachekit_cache_invalidate(cachekit_cache *c, const char *ns, const void *key, size_t key_len) noexcept {
     return guarded([&] { return cache_of(c).invalidate(ns_arg(ns), key_arg(key, key_len)); });
 }

@@ -121,6 +121,8 @@ CACHEKIT_DEFINE_EX(cachekit_cache_put_refresh, (cachekit_cache *cache, const cha
                    (cache, ns, key, key_len, value, value_len, ttl_seconds, refresh_claim))
 CACHEKIT_DEFINE_EX(cachekit_cache_abandon_refresh, (cachekit_cache *cache, const void *key, size_t key_len, uint64_t refresh_claim, cachekit_error *err),
                    (cache, key, key_len, refresh_claim))
+CACHEKIT_DEFINE_EX(cachekit_cache_get_for_load, (cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len, cachekit_error *err),
+                   (cache, out, info, ns, key, key_len))
 CACHEKIT_DEFINE_EX(cachekit_cache_invalidate, (cachekit_cache *cache, const char *ns, const void *key, size_t key_len, cachekit_error *err),
                    (cache, ns, key, key_len))
 CACHEKIT_DEFINE_EX(cachekit_cache_invalidate_namespace, (cachekit_cache *cache, const char *ns, cachekit_error *err),

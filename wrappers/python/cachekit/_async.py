@@ -4,9 +4,14 @@
   only, never L2 I/O).
 - Otherwise callers of one key on one event loop merge into one flight: the
   leader reads L2 through the core's executor (CoreCache.executor, never the
-  loop's default one), runs the function on the loop in its own task (so it is
-  cancelled with its caller) and writes the value through the executor; the
-  waiters await the flight on the loop and decode the leader's bytes.
+  loop's default one) with cachekit_cache_get_for_load, whose miss hands it
+  the core's load claim; it runs the function on the loop in its own task (so
+  it is cancelled with its caller) and lands the value through the executor
+  with put_refresh(claim), which stores nothing when the key, its namespace
+  or the cache was put or invalidated on the core meanwhile (by any function
+  or handle sharing it), as a sync load's value; a function that raises or is
+  cancelled abandons the claim (a load error of the core). The waiters await
+  the flight on the loop and decode the leader's bytes.
 - The outcomes are those of the sync path (_l2mode.py): the same exception
   instance for every waiter, an interrupted (cancelled) leader hands the load
   to a waiter, an unstorable value is shared uncached, a waiter that waits
@@ -106,10 +111,14 @@ class AsyncL2Mixin:
         outcome: tuple = (_AGAIN, None)
         mark = [self, key, True]
         token = _LEADING.set(_LEADING.get() + (mark,))
+        claim = 0  # the core's load claim while this leader holds it
         try:
             ns, pool = self.ns_bytes, core.executor()
-            data, info = await loop.run_in_executor(pool, core.get, ns, key)
-            if data is not None:
+            for _ in range(2):  # an unreadable value is dropped and looked up once more
+                data, info = await loop.run_in_executor(pool, core.get_for_load, ns, key)
+                if data is None:
+                    claim = info.refresh_claim
+                    break
                 try:
                     value = self.decode(data, info.temporal_keys)
                 except Exception as exc:  # unreadable: a miss, recomputed and replaced
@@ -134,11 +143,18 @@ class AsyncL2Mixin:
                 return value
             outcome = (_BYTES, data)
             self.publish(fkey, flight, outcome)  # the waiters need not wait for the write
-            if generation == self.generation:  # not invalidated meanwhile (by this function)
-                await loop.run_in_executor(pool, core.put, ns, key, data, self.core_ttl)
-                self.note_written(key)
+            # invalidate_cache() without arguments forgets the keys this process
+            # wrote, not this one yet: its generation keeps the value out.
+            # (No claim: unreadable twice, another writer's; as in the sync
+            # path, this value is not stored.)
+            if claim and generation == self.generation:
+                landing, claim = claim, 0
+                if await loop.run_in_executor(pool, core.put_refresh, ns, key, data, self.core_ttl, landing):
+                    self.note_written(key)
             return value
         finally:
+            if claim:  # the function raised, was cancelled, or its value is not stored
+                core.abandon_refresh(key, claim)
             mark[2] = False
             _LEADING.reset(token)
             self.publish(fkey, flight, outcome)

@@ -245,6 +245,7 @@ int cachekit_load_set_error(cachekit_load *load, const char *message);
 int cachekit_cache_get_or_load(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len, double ttl_seconds, cachekit_loader loader, void *payload);
 int cachekit_cache_put_refresh(cachekit_cache *cache, const char *ns, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds, uint64_t refresh_claim);
 int cachekit_cache_abandon_refresh(cachekit_cache *cache, const void *key, size_t key_len, uint64_t refresh_claim);
+int cachekit_cache_get_for_load(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len);
 int cachekit_cache_invalidate(cachekit_cache *cache, const char *ns, const void *key, size_t key_len);
 int cachekit_cache_invalidate_namespace(cachekit_cache *cache, const char *ns);
 int cachekit_cache_clear(cachekit_cache *cache);
@@ -357,6 +358,7 @@ int cachekit_load_set_error_ex(cachekit_load *load, const char *message, cacheki
 int cachekit_cache_get_or_load_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len, double ttl_seconds, cachekit_loader loader, void *payload, cachekit_error *err);
 int cachekit_cache_put_refresh_ex(cachekit_cache *cache, const char *ns, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds, uint64_t refresh_claim, cachekit_error *err);
 int cachekit_cache_abandon_refresh_ex(cachekit_cache *cache, const void *key, size_t key_len, uint64_t refresh_claim, cachekit_error *err);
+int cachekit_cache_get_for_load_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info, const char *ns, const void *key, size_t key_len, cachekit_error *err);
 int cachekit_cache_invalidate_ex(cachekit_cache *cache, const char *ns, const void *key, size_t key_len, cachekit_error *err);
 int cachekit_cache_invalidate_namespace_ex(cachekit_cache *cache, const char *ns, cachekit_error *err);
 int cachekit_cache_clear_ex(cachekit_cache *cache, cachekit_error *err);

@@ -521,11 +521,20 @@ class CoreCache:
 
     def get(self, ns: Optional[bytes], key: bytes) -> tuple[Optional[bytes], Any]:
         """(payload or None, cachekit_lookup)."""
+        return self._lookup(lib.cachekit_cache_get_ex, ns, key)
+
+    def get_for_load(self, ns: Optional[bytes], key: bytes) -> tuple[Optional[bytes], Any]:
+        """get for a caller that computes a missing value itself: on a miss
+        (None), info.refresh_claim is a load claim, to land with put_refresh
+        or release with abandon_refresh (cachekit_cache_get_for_load)."""
+        return self._lookup(lib.cachekit_cache_get_for_load_ex, ns, key)
+
+    def _lookup(self, call: Any, ns: Optional[bytes], key: bytes) -> tuple[Optional[bytes], Any]:
         info = ffi.new("cachekit_lookup *", _LOOKUP_INIT)
         slot = _take()
         buf, err = slot
         try:
-            rc = lib.cachekit_cache_get_ex(self._h, buf, info, ns if ns is not None else ffi.NULL, key, len(key), err)
+            rc = call(self._h, buf, info, ns if ns is not None else ffi.NULL, key, len(key), err)
             if rc == OK:
                 return ffi.buffer(buf.ptr, buf.size)[:], info
             if rc == ENOTFOUND:

@@ -288,3 +288,97 @@ def test_invalidation_during_the_load_keeps_its_value_out(l2):
         assert await f(1) == [2]  # the invalidated load's value was not stored
 
     asyncio.run(main())
+
+
+def test_invalidation_through_another_function_keeps_the_async_load_out(l2):
+    """The leader's lookup takes the core's load claim: an invalidation of its
+    key made through another decorated function sharing the core (not this
+    function's own invalidate_cache) while the function runs keeps the value
+    out of L1 and L2."""
+    ns = _ns("aother")
+    gate = asyncio.Event()
+    calls = []
+
+    @cache(backend=l2, namespace=ns, key=lambda x: f"item:{x}")
+    async def f(x):
+        calls.append(x)
+        if len(calls) == 1:
+            await gate.wait()
+        return [len(calls)]
+
+    @cache(backend=l2, namespace=ns, key=lambda x: f"item:{x}")
+    def g(x):
+        return ["g"]
+
+    state = f._cachekit
+    key = state.cached_key((1,), {})
+
+    async def main():
+        first = asyncio.create_task(f(1))
+        await _until(lambda: calls, "the load")
+        g.invalidate_cache(1)
+        gate.set()
+        assert await first == [1]
+        core = state.core
+        assert core is g._cachekit.core
+        assert core.peek(state.ns_bytes, key, state.decode) is None  # not in L1
+        assert core.get(state.ns_bytes, key)[0] is None  # nor in L2
+        assert await f(1) == [2]  # computed again, and this one is stored
+        assert await f(1) == [2]
+
+    asyncio.run(main())
+    stats = state.core.stats(state.ns_bytes)
+    assert stats["loads"] == 2 and stats["dropped_fills"] == 1 and stats["stores"] == 1
+
+
+def test_namespace_invalidation_on_the_shared_core_keeps_the_async_load_out(l2):
+    ns = _ns("aspace")
+    gate = asyncio.Event()
+    calls = []
+
+    @cache(backend=l2, namespace=ns)
+    async def f(x):
+        calls.append(x)
+        if len(calls) == 1:
+            await gate.wait()
+        return [len(calls)]
+
+    @cache(backend=l2, namespace=ns)
+    def g(x):
+        return x
+
+    async def main():
+        first = asyncio.create_task(f(1))
+        await _until(lambda: calls, "the load")
+        g._cachekit.core.invalidate_namespace(g._cachekit.ns_bytes)
+        gate.set()
+        assert await first == [1]
+        assert await f(1) == [2]  # the load begun before the invalidation was not stored
+        assert await f(1) == [2]
+
+    asyncio.run(main())
+
+
+def test_a_failed_or_cancelled_async_load_abandons_its_claim(l2):
+    started = []
+
+    @cache(backend=l2, namespace=_ns("aabandon"))
+    async def f(x):
+        if x == 1:
+            raise ValueError("no")
+        started.append(x)
+        await asyncio.sleep(3600)
+
+    async def main():
+        with pytest.raises(ValueError):
+            await f(1)
+        task = asyncio.create_task(f(2))
+        await _until(lambda: started, "the function")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    state = f._cachekit
+    stats = state.core.stats(state.ns_bytes)
+    assert stats["load_errors"] == 2 and stats["loads"] == 0 and stats["stores"] == 0

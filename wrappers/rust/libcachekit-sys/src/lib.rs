@@ -590,6 +590,14 @@ extern "C" {
         key_len: usize,
         refresh_claim: u64,
     ) -> c_int;
+    pub fn cachekit_cache_get_for_load(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_buf,
+        info: *mut cachekit_lookup,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
+    ) -> c_int;
     pub fn cachekit_cache_invalidate(
         cache: *mut cachekit_cache,
         ns: *const c_char,
@@ -1011,6 +1019,15 @@ extern "C" {
         key: *const c_void,
         key_len: usize,
         refresh_claim: u64,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_get_for_load_ex(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_buf,
+        info: *mut cachekit_lookup,
+        ns: *const c_char,
+        key: *const c_void,
+        key_len: usize,
         err: *mut cachekit_error,
     ) -> c_int;
     pub fn cachekit_cache_invalidate_ex(

@@ -69,6 +69,7 @@ fn every_function_links() {
         cachekit_cache_get_or_load as *const (),
         cachekit_cache_put_refresh as *const (),
         cachekit_cache_abandon_refresh as *const (),
+        cachekit_cache_get_for_load as *const (),
         cachekit_cache_invalidate as *const (),
         cachekit_cache_invalidate_namespace as *const (),
         cachekit_cache_clear as *const (),
@@ -136,6 +137,7 @@ fn every_function_links() {
         cachekit_cache_get_or_load_ex as *const (),
         cachekit_cache_put_refresh_ex as *const (),
         cachekit_cache_abandon_refresh_ex as *const (),
+        cachekit_cache_get_for_load_ex as *const (),
         cachekit_cache_invalidate_ex as *const (),
         cachekit_cache_invalidate_namespace_ex as *const (),
         cachekit_cache_clear_ex as *const (),
@@ -152,6 +154,6 @@ fn every_function_links() {
         cachekit_l1_clear_ex as *const (),
         cachekit_l1_stats_ex as *const (),
     ];
-    assert_eq!(symbols.len(), 146);
+    assert_eq!(symbols.len(), 148);
     assert!(symbols.iter().all(|p| !p.is_null()));
 }

@@ -228,8 +228,41 @@ impl Cache {
         Ok(found.then(|| (out.to_vec(), Lookup::from(info))))
     }
 
-    /// Land an SWR refresh under `claim`. `Ok(false)` when the claim lost to
-    /// an invalidation or a newer write (nothing stored).
+    /// A lookup for a caller that computes a missing value on its own
+    /// runtime (an async task), where `get_or_load_bytes` cannot run it
+    /// (`cachekit_cache_get_for_load`). A miss carries a load claim: compute
+    /// the value, then land it with `put_refresh(claim)` (stored only if the
+    /// key, its namespace or the cache was not put or invalidated on this
+    /// handle meanwhile), or release it with `abandon_refresh` when the
+    /// computation failed or was cancelled. A newer claim of the key replaces
+    /// an older one (the newest load lands): dedupe concurrent loads yourself.
+    pub fn get_bytes_for_load(&self, ns: &str, key: &str) -> Result<ForLoad, Error> {
+        let mut out = Buf::new();
+        let mut info = sys::cachekit_lookup::INIT;
+        let found = with_cstr("namespace", ns, |ns| {
+            // SAFETY: live handle, string, key slice, buffer and lookup struct.
+            call_found(|err| unsafe {
+                sys::cachekit_cache_get_for_load_ex(
+                    self.as_ptr(),
+                    out.as_mut_ptr(),
+                    &mut info,
+                    ns,
+                    key.as_ptr().cast(),
+                    key.len(),
+                    err,
+                )
+            })
+        })?;
+        Ok(if found {
+            ForLoad::Hit(out.to_vec())
+        } else {
+            ForLoad::Miss(info.refresh_claim)
+        })
+    }
+
+    /// Land an SWR refresh, or a load claimed by `get_bytes_for_load`, under
+    /// `claim`. `Ok(false)` when the claim lost to an invalidation or a newer
+    /// write (nothing stored).
     pub fn put_refresh(
         &self,
         ns: &str,
@@ -256,7 +289,8 @@ impl Cache {
         })
     }
 
-    /// Give up an SWR refresh claim, so a later stale hit may claim again.
+    /// Give up an SWR refresh claim, so a later stale hit may claim again, or
+    /// a load claim of `get_bytes_for_load` (counted in `load_errors`).
     pub fn abandon_refresh(&self, key: &str, claim: u64) -> Result<(), Error> {
         // SAFETY: live handle and key slice.
         call_found(|err| unsafe {
@@ -272,6 +306,16 @@ impl Cache {
         call(|err| unsafe { sys::cachekit_cache_metrics_text_ex(self.as_ptr(), out.as_mut_ptr(), err) })?;
         Ok(out.to_text())
     }
+}
+
+/// What `Cache::get_bytes_for_load` found: the stored payload, or a miss
+/// with the load claim to land (`put_refresh`) or release (`abandon_refresh`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ForLoad {
+    /// The stored payload (a MessagePack document).
+    Hit(Vec<u8>),
+    /// A miss, with this caller's load claim.
+    Miss(u64),
 }
 
 /// Where a value came from (cachekit_lookup).

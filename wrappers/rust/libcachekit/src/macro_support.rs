@@ -5,7 +5,10 @@
 //! hit), else `cachekit_cache_get_or_load` (L2, then one load per key across
 //! threads). Async: the same peek on the executor's thread, then a per-key
 //! flight in Rust whose leader reads and writes L2 off the executor (see
-//! `flight` and `blocking`).
+//! `flight` and `blocking`): its read (`cachekit_cache_get_for_load`) takes
+//! the core's load claim on a miss, and the value lands under that claim, so
+//! a put or invalidation made on the cache while the future runs keeps it
+//! out, as for a sync load.
 mod blocking;
 mod default_cache;
 mod flight;
@@ -25,7 +28,7 @@ pub mod __private {
 
 use crate::ffi::Buf;
 use crate::load::get_or_load_with;
-use crate::{decode_value, encode_value, Cache, Error, LoadError};
+use crate::{decode_value, encode_value, Cache, Error, ForLoad, LoadError};
 use modes::Mode;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -125,6 +128,21 @@ where
     r
 }
 
+/// A load claim of the async leader, abandoned when dropped still held.
+struct LoadClaim<'a> {
+    cache: &'a Cache,
+    key: &'a str,
+    id: Option<u64>,
+}
+
+impl Drop for LoadClaim<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let _ = self.cache.abandon_refresh(self.key, id); // in memory only: no I/O
+        }
+    }
+}
+
 /// An async `#[cached]` call: the executor's thread does the L1 peek only;
 /// concurrent callers of one key await one flight, whose leader reads and
 /// writes L2 on a blocking thread.
@@ -156,19 +174,36 @@ where
                 None => continue, // the leader's value was not cached: try again
             },
         };
-        let read = blocking::run(|| cache.get_bytes(site.ns, &key)).await;
-        if let Some(Ok(Some(bytes))) = read {
-            if let Ok(value) = decode_value::<M::Value>(&bytes) {
-                leader.publish(bytes);
-                return M::from_cached(value);
+        let read = blocking::run(|| cache.get_bytes_for_load(site.ns, &key)).await;
+        // Released (a load error of the cache) unless the value lands under it:
+        // the future was dropped, the function gave an Err, or it did not encode.
+        let mut claim = LoadClaim {
+            cache,
+            key: &key,
+            id: None,
+        };
+        match read {
+            Some(Ok(ForLoad::Hit(bytes))) => {
+                if let Ok(value) = decode_value::<M::Value>(&bytes) {
+                    leader.publish(bytes);
+                    return M::from_cached(value);
+                }
             }
+            Some(Ok(ForLoad::Miss(id))) => claim.id = Some(id),
+            _ => {}
         }
         let r = compute.await;
         if let Some(bytes) = encoded::<M, R>(&r) {
             let bytes = leader.publish(bytes);
             // Stored before the flight ends, so a caller after it finds the value.
-            let _ = blocking::run(|| cache.set_bytes(site.ns, &key, &bytes, ttl)).await;
+            let _ = match claim.id.take() {
+                Some(id) => blocking::run(|| cache.put_refresh(site.ns, &key, &bytes, ttl, id).map(|_| ())).await,
+                // No claim (another type's value under this key, or a failed
+                // read): replaced by a plain write, as on the sync path.
+                None => blocking::run(|| cache.set_bytes(site.ns, &key, &bytes, ttl)).await,
+            };
         }
+        drop(claim);
         drop(leader);
         return r;
     }

@@ -1,6 +1,8 @@
 //! `#[cached]` on async functions and methods (issue 15): hits, Result
 //! caching only Ok, 1,000 Tokio tasks on one key computing once, a panicking
-//! future, and callers waiting on a leader that is cancelled.
+//! future, callers waiting on a leader that is cancelled, and the leader's
+//! load claim: a put or invalidation while the future runs keeps its value
+//! out, a failed or cancelled future abandons the claim.
 use libcachekit::{cached, interop_key, Cache};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -150,4 +152,95 @@ async fn a_cancelled_leader_hands_the_flight_on() {
     assert!(leader.await.unwrap_err().is_cancelled());
     assert_eq!(waiter.await.unwrap(), 8);
     assert_eq!(CANCEL_RUNS.load(Ordering::SeqCst), 2);
+}
+
+/// A function that waits for `gate` before returning, with its own cache
+/// (so its counters are its own).
+struct Gated {
+    cache: Cache,
+    gate: tokio::sync::Notify,
+    runs: AtomicUsize,
+}
+
+impl Gated {
+    fn new() -> Gated {
+        Gated {
+            cache: Cache::builder().backend_url("memory://").build().unwrap(),
+            gate: tokio::sync::Notify::new(),
+            runs: AtomicUsize::new(0),
+        }
+    }
+
+    #[cached(namespace = "gated", cache = &self.cache, skip = [self])]
+    async fn load(&self, n: u32) -> Result<u32, String> {
+        let run = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
+        if run == 1 {
+            self.gate.notified().await;
+        }
+        if n == 0 {
+            return Err("no".into());
+        }
+        Ok(n * 10 + run as u32)
+    }
+
+    fn key(n: u32) -> String {
+        interop_key("gated", "load", &(n,)).unwrap()
+    }
+
+    async fn until_running(&self) {
+        while self.runs.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalidation_while_the_future_runs_keeps_its_value_out() {
+    let g = Arc::new(Gated::new());
+    let first = tokio::spawn({
+        let g = g.clone();
+        async move { g.load(1).await }
+    });
+    g.until_running().await;
+    // Through the cache handle, not the function: the leader's claim orders it.
+    g.cache.delete("gated", &Gated::key(1)).unwrap();
+    g.gate.notify_one();
+    assert_eq!(first.await.unwrap(), Ok(11));
+    assert_eq!(g.cache.get_bytes("gated", &Gated::key(1)).unwrap(), None); // neither in L1 nor L2
+    assert_eq!(g.load(1).await, Ok(12)); // computed again, and stored
+    assert_eq!(g.load(1).await, Ok(12));
+    let s = g.cache.stats(Some("gated")).unwrap();
+    assert_eq!((s.loads, s.dropped_fills, s.stores), (2, 1, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_put_while_the_future_runs_stays() {
+    let g = Arc::new(Gated::new());
+    let first = tokio::spawn({
+        let g = g.clone();
+        async move { g.load(2).await }
+    });
+    g.until_running().await;
+    g.cache.set("gated", &Gated::key(2), &99u32, None).unwrap();
+    g.gate.notify_one();
+    assert_eq!(first.await.unwrap(), Ok(21));
+    assert_eq!(g.cache.get::<u32>("gated", &Gated::key(2)).unwrap(), Some(99));
+    assert_eq!(g.load(2).await, Ok(99));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_or_cancelled_future_abandons_its_claim() {
+    let g = Arc::new(Gated::new());
+    let first = tokio::spawn({
+        let g = g.clone();
+        async move { g.load(3).await }
+    });
+    g.until_running().await;
+    first.abort();
+    assert!(first.await.unwrap_err().is_cancelled());
+    assert_eq!(g.load(0).await, Err("no".to_string()));
+    let s = g.cache.stats(Some("gated")).unwrap();
+    assert_eq!((s.loads, s.load_errors, s.stores), (0, 2, 0));
+    assert_eq!(g.load(3).await, Ok(33)); // the key was not held up by the abandoned claim
+    assert_eq!(g.cache.get::<u32>("gated", &Gated::key(3)).unwrap(), Some(33));
 }
