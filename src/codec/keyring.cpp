@@ -2,6 +2,8 @@
 
 #include <sodium.h>
 
+#include <new>
+
 #include "util/error.hpp"
 
 namespace cachekit::crypto {
@@ -21,9 +23,18 @@ Keyring::Keyring(const Key &current, std::vector<Key> previous) {
                 fail(CACHEKIT_EINVAL, "a previous master key repeats the current key or another previous key");
         masters_.push_back(k);
     }
+    fork_hooks::join(this);  // last: nothing after it throws
 }
 
-Keyring::~Keyring() = default;  // every Key and AesKey wipes itself
+Keyring::~Keyring() { fork_hooks::leave(this); }  // every Key and AesKey wipes itself
+
+void Keyring::after_fork_child() noexcept {
+    if (inserting_.load()) {
+        new (&by_tenant_) TenantKeys();
+        inserting_.store(false);
+    }
+    new (&mutex_) std::shared_mutex();
+}
 
 std::unique_ptr<Keyring> Keyring::from_hex(std::string_view current_hex, std::string_view previous_hex) {
     Key current = master_key_from_hex(current_hex);
@@ -64,6 +75,11 @@ const std::vector<Keyring::Derived> &Keyring::derived_for(std::string_view tenan
         scratch = std::move(keys);
         return scratch;
     }
+    struct Marked {  // inserting_ for the insert's duration, even if it throws
+        std::atomic<bool> &flag;
+        explicit Marked(std::atomic<bool> &f) : flag(f) { flag.store(true); }
+        ~Marked() { flag.store(false); }
+    } marked(inserting_);
     auto [it, inserted] = by_tenant_.emplace(std::move(name), std::move(keys));
     return it->second;
 }

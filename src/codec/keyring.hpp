@@ -2,6 +2,7 @@
 // up to three decrypt-only previous keys, with per-tenant derived keys cached.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -12,13 +13,17 @@
 
 #include "codec/crypto.hpp"
 #include "codec/nonce_counter.hpp"
+#include "util/fork_hooks.hpp"
 
 namespace cachekit::crypto {
 
-class Keyring {
+// A fork participant: see after_fork_child.
+class Keyring : private fork_hooks::Participant {
 public:
     Keyring(const Key &current, std::vector<Key> previous);
     ~Keyring();
+    Keyring(const Keyring &) = delete;
+    Keyring &operator=(const Keyring &) = delete;
 
     // "a,b,c" of hex keys; empty means none.
     static std::unique_ptr<Keyring> from_hex(std::string_view current_hex, std::string_view previous_hex);
@@ -49,9 +54,20 @@ private:
     // The tenant's keys from the cache, or derived into `scratch` past its cap.
     const std::vector<Derived> &derived_for(std::string_view tenant, std::vector<Derived> &scratch) const;
 
+    using TenantKeys = std::unordered_map<std::string, std::vector<Derived>>;
+
+    // fork(): nothing is taken before it (a thread holds mutex_ only for a
+    // lookup or an insert, never while waiting on anything else); the child
+    // makes the lock fresh, and swaps in an empty map when another thread
+    // was inserting into it (the old one may be torn: left behind, not freed).
+    void before_fork() noexcept override {}
+    void after_fork_parent() noexcept override {}
+    void after_fork_child() noexcept override;
+
     std::vector<Key> masters_;  // [0] current, then previous (each wipes itself)
     mutable std::shared_mutex mutex_;
-    mutable std::unordered_map<std::string, std::vector<Derived>> by_tenant_;
+    mutable TenantKeys by_tenant_;
+    mutable std::atomic<bool> inserting_{false};  // by_tenant_ is being changed (under mutex_)
     mutable NonceCounter nonces_;
 };
 

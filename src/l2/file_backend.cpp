@@ -22,6 +22,7 @@
 #include <cerrno>
 #include <cmath>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 #include <fcntl.h>
@@ -39,6 +40,7 @@
 #include "l2/posix_io.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
+#include "util/fork_hooks.hpp"
 
 namespace cachekit::l2 {
 
@@ -70,16 +72,22 @@ struct Opened {
     struct stat st {};
 };
 
-class FileBackend final : public Backend {
+class FileBackend final : public Backend, private fork_hooks::Participant {
 public:
     FileBackend(const FileConfig &config, const FileOptions &options)
         : cfg_(config), opt_(options), dir_(filedir::open_cache_dir(config.directory)) {
         if (cfg_.max_bytes == 0 || cfg_.max_entries == 0 || cfg_.max_value_bytes == 0)
             fail(CACHEKIT_EINVAL, "file backend limits (max_bytes, max_entries, max_value_bytes) must be positive");
         if (cfg_.lock_timeout.count() < 0) fail(CACHEKIT_EINVAL, "lock_timeout is negative");
-        std::lock_guard<std::mutex> g(est_mu_);
-        rescan_locked(/*break_locks=*/true);
+        {
+            std::lock_guard<std::mutex> g(est_mu_);
+            rescan_locked(/*break_locks=*/true);
+        }
+        fork_hooks::join(this);  // last: nothing after it throws
     }
+    ~FileBackend() override { fork_hooks::leave(this); }
+    FileBackend(const FileBackend &) = delete;
+    FileBackend &operator=(const FileBackend &) = delete;
 
     const char *kind() const noexcept override { return "file"; }
 
@@ -578,6 +586,19 @@ private:
         }
         adopt_scan(entries, bytes);
         break_stale_locks(s, now);
+    }
+
+    // fork(): est_mu_ is taken before it (its holders wait on no other
+    // participant's lock; an eviction in progress finishes first). In the
+    // child the writes other threads had reserved never finish: their
+    // reservations go (the old table is left behind, not freed).
+    void before_fork() noexcept override { est_mu_.lock(); }
+    void after_fork_parent() noexcept override { est_mu_.unlock(); }
+    void after_fork_child() noexcept override {
+        new (&inflight_) decltype(inflight_)();
+        inflight_entries_ = 0;
+        inflight_bytes_ = 0;
+        new (&est_mu_) std::mutex();
     }
 
     FileConfig cfg_;
