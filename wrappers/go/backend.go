@@ -122,17 +122,16 @@ func (b *Backend) Get(ctx context.Context, key []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := getScratch()
-	defer putScratch(s)
-	if err := b.gate.enter(s.slot); err != nil {
-		return nil, err
-	}
-	defer b.gate.leave(s.slot)
-	rc := C.cachekit_backend_get_ex(b.h, &s.buf, bytesPtr(key), C.size_t(len(key)), &s.err)
-	if err := errorFrom(rc, &s.err); err != nil {
-		return nil, err
-	}
-	return s.bytes(), nil
+	var out []byte
+	err := withScratch(b.gate, func(s *scratch) error {
+		rc := C.cachekit_backend_get_ex(b.h, &s.buf, bytesPtr(key), C.size_t(len(key)), &s.err)
+		if err := errorFrom(rc, &s.err); err != nil {
+			return err
+		}
+		out = s.bytes()
+		return nil
+	})
+	return out, err
 }
 
 // backendTTL maps a Go TTL to the backend's: 0 or NoExpiry = none.
@@ -155,15 +154,11 @@ func (b *Backend) Set(ctx context.Context, key, value []byte, ttl time.Duration)
 	if err != nil {
 		return err
 	}
-	s := getScratch()
-	defer putScratch(s)
-	if err := b.gate.enter(s.slot); err != nil {
-		return err
-	}
-	defer b.gate.leave(s.slot)
-	rc := C.cachekit_backend_set_ex(b.h, bytesPtr(key), C.size_t(len(key)), bytesPtr(value),
-		C.size_t(len(value)), secs, &s.err)
-	return errorFrom(rc, &s.err)
+	return withScratch(b.gate, func(s *scratch) error {
+		rc := C.cachekit_backend_set_ex(b.h, bytesPtr(key), C.size_t(len(key)), bytesPtr(value),
+			C.size_t(len(value)), secs, &s.err)
+		return errorFrom(rc, &s.err)
+	})
 }
 
 // Delete removes key; an error matching ErrNotFound when it did not exist.
@@ -171,13 +166,9 @@ func (b *Backend) Delete(ctx context.Context, key []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s := getScratch()
-	defer putScratch(s)
-	if err := b.gate.enter(s.slot); err != nil {
-		return err
-	}
-	defer b.gate.leave(s.slot)
-	return errorFrom(C.cachekit_backend_delete_ex(b.h, bytesPtr(key), C.size_t(len(key)), &s.err), &s.err)
+	return withScratch(b.gate, func(s *scratch) error {
+		return errorFrom(C.cachekit_backend_delete_ex(b.h, bytesPtr(key), C.size_t(len(key)), &s.err), &s.err)
+	})
 }
 
 // pack lays byte strings end to end with count+1 offsets: the packed batch
@@ -208,18 +199,19 @@ func (b *Backend) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) 
 	kbuf, koffs := pack(keys)
 	voffs := make([]C.size_t, len(keys)+1)
 	results := make([]C.int, len(keys))
-	s := getScratch()
-	defer putScratch(s)
-	if err := b.gate.enter(s.slot); err != nil {
+	var all []byte // one copy of every value; the results share it
+	err := withScratch(b.gate, func(s *scratch) error {
+		rc := C.cachekit_backend_get_many_packed_ex(b.h, &s.buf, &voffs[0], &results[0], bytesPtr(kbuf),
+			&koffs[0], C.size_t(len(keys)), &s.err)
+		if err := errorFrom(rc, &s.err); err != nil {
+			return err
+		}
+		all = s.bytes()
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	defer b.gate.leave(s.slot)
-	rc := C.cachekit_backend_get_many_packed_ex(b.h, &s.buf, &voffs[0], &results[0], bytesPtr(kbuf),
-		&koffs[0], C.size_t(len(keys)), &s.err)
-	if err := errorFrom(rc, &s.err); err != nil {
-		return nil, err
-	}
-	all := s.bytes() // one copy of every value; the results share it
 	out := make([][]byte, len(keys))
 	for i := range keys {
 		if results[i] == C.CACHEKIT_OK {
@@ -247,13 +239,9 @@ func (b *Backend) SetMany(ctx context.Context, keys, values [][]byte, ttl time.D
 	}
 	kbuf, koffs := pack(keys)
 	vbuf, voffs := pack(values)
-	s := getScratch()
-	defer putScratch(s)
-	if err := b.gate.enter(s.slot); err != nil {
-		return err
-	}
-	defer b.gate.leave(s.slot)
-	rc := C.cachekit_backend_set_many_packed_ex(b.h, bytesPtr(kbuf), &koffs[0], bytesPtr(vbuf), &voffs[0],
-		C.size_t(len(keys)), secs, &s.err)
-	return errorFrom(rc, &s.err)
+	return withScratch(b.gate, func(s *scratch) error {
+		rc := C.cachekit_backend_set_many_packed_ex(b.h, bytesPtr(kbuf), &koffs[0], bytesPtr(vbuf), &voffs[0],
+			C.size_t(len(keys)), secs, &s.err)
+		return errorFrom(rc, &s.err)
+	})
 }

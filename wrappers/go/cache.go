@@ -93,37 +93,38 @@ func (c *Cache) acquire(s *scratch) (*C.cachekit_cache, error) {
 
 func (c *Cache) release(s *scratch) { c.gate.leave(s.slot) }
 
-// Get returns the value (one MessagePack document) stored under key in
-// namespace ns, or an error matching ErrNotFound on a miss.
-func (c *Cache) Get(ctx context.Context, ns, key string) ([]byte, error) {
+// checkNamespace is every keyed call's prologue: a cancelled context fails
+// first, then a namespace C cannot hold; it returns the namespace as a C string.
+func checkNamespace(ctx context.Context, ns string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cns, err := cString("namespace", ns)
+	return cString("namespace", ns)
+}
+
+// Get returns the value (one MessagePack document) stored under key in
+// namespace ns, or an error matching ErrNotFound on a miss.
+func (c *Cache) Get(ctx context.Context, ns, key string) ([]byte, error) {
+	cns, err := checkNamespace(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
-	s := getScratch()
-	defer putScratch(s)
-	h, err := c.acquire(s)
-	if err != nil {
-		return nil, err
-	}
-	defer c.release(s)
-	rc := C.cachekit_cache_get_ex(h, &s.buf, nil, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
-	if err := errorFrom(rc, &s.err); err != nil {
-		return nil, err
-	}
-	return s.bytes(), nil
+	var out []byte
+	err = withScratch(c.gate, func(s *scratch) error {
+		rc := C.cachekit_cache_get_ex(c.h, &s.buf, nil, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
+		if err := errorFrom(rc, &s.err); err != nil {
+			return err
+		}
+		out = s.bytes()
+		return nil
+	})
+	return out, err
 }
 
 // Set stores value (one MessagePack document) under key in both tiers.
 // ttl: 0 = the cache's DefaultTTL, NoExpiry = none, > 0 = that long.
 func (c *Cache) Set(ctx context.Context, ns, key string, value []byte, ttl time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	cns, err := cString("namespace", ns)
+	cns, err := checkNamespace(ctx, ns)
 	if err != nil {
 		return err
 	}
@@ -131,57 +132,36 @@ func (c *Cache) Set(ctx context.Context, ns, key string, value []byte, ttl time.
 	if err != nil {
 		return err
 	}
-	s := getScratch()
-	defer putScratch(s)
-	h, err := c.acquire(s)
-	if err != nil {
-		return err
-	}
-	defer c.release(s)
-	rc := C.cachekit_cache_put_ex(h, charPtr(cns), stringPtr(key), C.size_t(len(key)),
-		bytesPtr(value), C.size_t(len(value)), secs, &s.err)
-	return errorFrom(rc, &s.err)
+	return withScratch(c.gate, func(s *scratch) error {
+		rc := C.cachekit_cache_put_ex(c.h, charPtr(cns), stringPtr(key), C.size_t(len(key)),
+			bytesPtr(value), C.size_t(len(value)), secs, &s.err)
+		return errorFrom(rc, &s.err)
+	})
 }
 
 // Delete invalidates key in both tiers (no error when it was absent).
 func (c *Cache) Delete(ctx context.Context, ns, key string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	cns, err := cString("namespace", ns)
+	cns, err := checkNamespace(ctx, ns)
 	if err != nil {
 		return err
 	}
-	s := getScratch()
-	defer putScratch(s)
-	h, err := c.acquire(s)
-	if err != nil {
-		return err
-	}
-	defer c.release(s)
-	rc := C.cachekit_cache_invalidate_ex(h, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
-	return errorFrom(rc, &s.err)
+	return withScratch(c.gate, func(s *scratch) error {
+		rc := C.cachekit_cache_invalidate_ex(c.h, charPtr(cns), stringPtr(key), C.size_t(len(key)), &s.err)
+		return errorFrom(rc, &s.err)
+	})
 }
 
 // InvalidateNamespace invalidates every key of namespace ns in both tiers
 // (the file backend: L1 only, and an error matching ErrInvalid; see
 // docs/cache.md "Invalidation").
 func (c *Cache) InvalidateNamespace(ctx context.Context, ns string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	cns, err := cString("namespace", ns)
+	cns, err := checkNamespace(ctx, ns)
 	if err != nil {
 		return err
 	}
-	s := getScratch()
-	defer putScratch(s)
-	h, err := c.acquire(s)
-	if err != nil {
-		return err
-	}
-	defer c.release(s)
-	return errorFrom(C.cachekit_cache_invalidate_namespace_ex(h, charPtr(cns), &s.err), &s.err)
+	return withScratch(c.gate, func(s *scratch) error {
+		return errorFrom(C.cachekit_cache_invalidate_namespace_ex(c.h, charPtr(cns), &s.err), &s.err)
+	})
 }
 
 // Clear deletes every key of this cache's own key space in both tiers
@@ -190,27 +170,20 @@ func (c *Cache) Clear(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s := getScratch()
-	defer putScratch(s)
-	h, err := c.acquire(s)
-	if err != nil {
-		return err
-	}
-	defer c.release(s)
-	return errorFrom(C.cachekit_cache_clear_ex(h, &s.err), &s.err)
+	return withScratch(c.gate, func(s *scratch) error {
+		return errorFrom(C.cachekit_cache_clear_ex(c.h, &s.err), &s.err)
+	})
 }
 
 // MetricsText is the cache's metrics in the Prometheus text format.
 func (c *Cache) MetricsText() (string, error) {
-	s := getScratch()
-	defer putScratch(s)
-	h, err := c.acquire(s)
-	if err != nil {
-		return "", err
-	}
-	defer c.release(s)
-	if err := errorFrom(C.cachekit_cache_metrics_text_ex(h, &s.buf, &s.err), &s.err); err != nil {
-		return "", err
-	}
-	return s.string(), nil
+	var out string
+	err := withScratch(c.gate, func(s *scratch) error {
+		if err := errorFrom(C.cachekit_cache_metrics_text_ex(c.h, &s.buf, &s.err), &s.err); err != nil {
+			return err
+		}
+		out = s.string()
+		return nil
+	})
+	return out, err
 }

@@ -115,21 +115,22 @@ func (k *Keyring) Decrypt(tenant string, fingerprint, aad, ciphertext []byte) (p
 			return nil, 0, err
 		}
 	}
-	s := getScratch()
-	defer putScratch(s)
-	if err := k.gate.enter(s.slot); err != nil {
-		return nil, 0, err
-	}
-	defer k.gate.leave(s.slot)
 	var idx C.int
 	var fp *C.uchar
 	if fingerprint != nil {
 		fp = (*C.uchar)(unsafe.Pointer(&fingerprint[0]))
 	}
-	rc := C.cachekit_keyring_decrypt_ex(k.h, &s.buf, &idx, charPtr(ct), fp, bytesPtr(aad), C.size_t(len(aad)),
-		bytesPtr(ciphertext), C.size_t(len(ciphertext)), &s.err)
-	if err := errorFrom(rc, &s.err); err != nil {
+	err = withScratch(k.gate, func(s *scratch) error {
+		rc := C.cachekit_keyring_decrypt_ex(k.h, &s.buf, &idx, charPtr(ct), fp, bytesPtr(aad), C.size_t(len(aad)),
+			bytesPtr(ciphertext), C.size_t(len(ciphertext)), &s.err)
+		if err := errorFrom(rc, &s.err); err != nil {
+			return err
+		}
+		plaintext = s.bytes()
+		return nil
+	})
+	if err != nil {
 		return nil, 0, err
 	}
-	return s.bytes(), int(idx), nil
+	return plaintext, int(idx), nil
 }

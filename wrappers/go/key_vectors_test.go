@@ -11,91 +11,65 @@ import (
 	"github.com/libcachekit/libcachekit/wrappers/go/internal/vectors"
 )
 
-// goValue is a row's tagged JSON as the Go value a caller passes.
-func goValue(t *testing.T, raw []byte) (any, error) {
-	t.Helper()
-	v, err := taggedjson.Decode(raw)
-	if err != nil {
-		t.Fatalf("row JSON: %v", err)
-	}
-	return taggedjson.ToGo(v)
-}
-
 // Every key_vectors row through the typed key builder Wrap uses: the row's
 // arguments as Go values passed to Key.
 func TestKeyTypedKeyVectors(t *testing.T) {
 	f := vectors.LoadInteropMode(t, "../..")
-	for _, row := range f.KeyVectors {
-		t.Run(row.Name, func(t *testing.T) {
-			args, err := goValue(t, row.Args)
-			if err != nil {
-				t.Fatalf("typed args: %v", err)
-			}
-			key, err := cachekit.Key(row.Namespace, row.Operation, args.([]any)...)
-			if err != nil || key != row.ExpectedKey {
-				t.Fatalf("Key = %q, %v; want %q", key, err, row.ExpectedKey)
-			}
-		})
-	}
+	vectors.Each(t, f.KeyVectors, func(t *testing.T, row vectors.KeyRow) {
+		args, err := goValue(t, row.Args)
+		if err != nil {
+			t.Fatalf("typed args: %v", err)
+		}
+		key, err := cachekit.Key(row.Namespace, row.Operation, args.([]any)...)
+		if err != nil || key != row.ExpectedKey {
+			t.Fatalf("Key = %q, %v; want %q", key, err, row.ExpectedKey)
+		}
+	})
 }
 
 // Every error_vectors row is refused by Key (or, for an integer no Go type
 // holds, already by the conversion to a Go value), with a named error.
 func TestKeyTypedErrorVectors(t *testing.T) {
 	f := vectors.LoadInteropMode(t, "../..")
-	for _, row := range f.ErrorVectors {
-		t.Run(row.Name, func(t *testing.T) {
-			ns, op := "vectors", "op"
-			if row.Namespace != nil {
-				ns = *row.Namespace
-			}
-			if row.Operation != nil {
-				op = *row.Operation
-			}
-			raw := row.Args
-			if raw == nil {
-				raw = []byte("[]")
-			}
-			args, err := goValue(t, raw)
-			var te *taggedjson.Error
-			if errors.As(err, &te) {
-				return // no Go value: nothing reaches Key
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			key, err := cachekit.Key(ns, op, args.([]any)...)
-			if !errors.Is(err, cachekit.ErrUnsupported) && !errors.Is(err, cachekit.ErrInvalid) {
-				t.Fatalf("Key = %q, %v; want ErrUnsupported or ErrInvalid", key, err)
-			}
-		})
-	}
+	vectors.Each(t, f.ErrorVectors, func(t *testing.T, row vectors.ErrorRow) {
+		ns, op, raw := row.Request()
+		args, err := goValue(t, raw)
+		var te *taggedjson.Error
+		if errors.As(err, &te) {
+			return // no Go value: nothing reaches Key
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := cachekit.Key(ns, op, args.([]any)...)
+		if !errors.Is(err, cachekit.ErrUnsupported) && !errors.Is(err, cachekit.ErrInvalid) {
+			t.Fatalf("Key = %q, %v; want ErrUnsupported or ErrInvalid", key, err)
+		}
+	})
 }
 
 // Every value_vectors row through EncodeValue (the canonical bytes) and back
 // through DecodeValue into an interface (the same value, where Go has one).
 func TestEncodeValueVectors(t *testing.T) {
 	f := vectors.LoadInteropMode(t, "../..")
-	for _, row := range f.ValueVectors {
-		t.Run(row.Name, func(t *testing.T) {
-			v, err := goValue(t, row.Value)
-			if err != nil {
-				t.Fatalf("typed value: %v", err)
-			}
-			data, err := cachekit.EncodeValue(v)
-			if err != nil || hex.EncodeToString(data) != row.CanonicalHex {
-				t.Fatalf("EncodeValue = %x, %v; want %s", data, err, row.CanonicalHex)
-			}
-			var back any
-			if err := cachekit.DecodeValue(data, &back); err != nil {
-				t.Fatalf("DecodeValue: %v", err)
-			}
-			again, err := cachekit.EncodeValue(back)
-			if err != nil || hex.EncodeToString(again) != row.CanonicalHex {
-				t.Fatalf("re-encoded %#v = %x, %v", back, again, err)
-			}
-		})
-	}
+	vectors.Each(t, f.ValueVectors, func(t *testing.T, row vectors.ValueRow) {
+		v, err := goValue(t, row.Value)
+		if err != nil {
+			t.Fatalf("typed value: %v", err)
+		}
+		data, err := cachekit.EncodeValue(v)
+		if err != nil || hex.EncodeToString(data) != row.CanonicalHex {
+			t.Fatalf("EncodeValue = %x, %v; want %s", data, err, row.CanonicalHex)
+		}
+		var back any
+		if err := cachekit.DecodeValue(data, &back); err != nil {
+			t.Fatalf("DecodeValue: %v", err)
+		}
+		again, err := cachekit.EncodeValue(back)
+		if err != nil || hex.EncodeToString(again) != row.CanonicalHex {
+			t.Fatalf("re-encoded %#v = %x, %v", back, again, err)
+		}
+	})
 }
 
 // The reader rows through DecodeValue into an interface: every accepted
@@ -104,34 +78,30 @@ func TestEncodeValueVectors(t *testing.T) {
 // rejected one is refused.
 func TestDecodeValueReaderVectors(t *testing.T) {
 	f := vectors.LoadInteropMode(t, "../..")
-	for _, row := range f.ReaderAccept {
-		t.Run(row.Name, func(t *testing.T) {
-			data, _ := hex.DecodeString(row.MsgpackHex)
-			var got any
-			if err := cachekit.DecodeValue(data, &got); err != nil {
-				t.Fatalf("DecodeValue: %v", err)
-			}
-			if row.Value == nil {
-				return
-			}
-			want, err := goValue(t, row.Value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(normal(got), normal(want)) {
-				t.Fatalf("DecodeValue = %#v, want %#v", got, want)
-			}
-		})
-	}
-	for _, row := range f.ReaderReject {
-		t.Run(row.Name, func(t *testing.T) {
-			data, _ := hex.DecodeString(row.MsgpackHex)
-			var got any
-			if err := cachekit.DecodeValue(data, &got); !errors.Is(err, cachekit.ErrDecode) {
-				t.Fatalf("DecodeValue = %#v, %v; want ErrDecode", got, err)
-			}
-		})
-	}
+	vectors.Each(t, f.ReaderAccept, func(t *testing.T, row vectors.ReaderRow) {
+		data, _ := hex.DecodeString(row.MsgpackHex)
+		var got any
+		if err := cachekit.DecodeValue(data, &got); err != nil {
+			t.Fatalf("DecodeValue: %v", err)
+		}
+		if row.Value == nil {
+			return
+		}
+		want, err := goValue(t, row.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(normal(got), normal(want)) {
+			t.Fatalf("DecodeValue = %#v, want %#v", got, want)
+		}
+	})
+	vectors.Each(t, f.ReaderReject, func(t *testing.T, row vectors.ReaderRow) {
+		data, _ := hex.DecodeString(row.MsgpackHex)
+		var got any
+		if err := cachekit.DecodeValue(data, &got); !errors.Is(err, cachekit.ErrDecode) {
+			t.Fatalf("DecodeValue = %#v, %v; want ErrDecode", got, err)
+		}
+	})
 }
 
 // normal makes small non-negative integers comparable whichever of int64 and

@@ -47,6 +47,19 @@ func getScratch() *scratch {
 	return s
 }
 
+// withScratch runs fn with a pooled scratch (its C buffer and error, read by
+// fn before the scratch goes back) and g held open for the call, so fn may
+// use the handle g guards.
+func withScratch(g *gate, fn func(s *scratch) error) error {
+	s := getScratch()
+	defer putScratch(s)
+	if err := g.enter(s.slot); err != nil {
+		return err
+	}
+	defer g.leave(s.slot)
+	return fn(s)
+}
+
 func putScratch(s *scratch) {
 	s.trim()
 	scratchPool.Put(s)

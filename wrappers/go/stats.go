@@ -41,15 +41,11 @@ func (c *Cache) Stats(ns string) (Stats, error) {
 			return Stats{}, err
 		}
 	}
-	s := getScratch()
-	defer putScratch(s)
-	h, err := c.acquire(s)
-	if err != nil {
-		return Stats{}, err
-	}
-	defer c.release(s)
 	st := C.cachekit_cache_stats{struct_size: C.size_t(unsafe.Sizeof(C.cachekit_cache_stats{}))}
-	if err := errorFrom(C.cachekit_cache_stats_get_ex(h, &st, charPtr(cns), &s.err), &s.err); err != nil {
+	err := withScratch(c.gate, func(s *scratch) error {
+		return errorFrom(C.cachekit_cache_stats_get_ex(c.h, &st, charPtr(cns), &s.err), &s.err)
+	})
+	if err != nil {
 		return Stats{}, err
 	}
 	return Stats{

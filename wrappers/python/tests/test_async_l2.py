@@ -168,56 +168,37 @@ def test_wait_for_timeout_cancels_the_function(l2):
     assert cancelled == [7]
 
 
-def test_a_waiter_takes_over_from_a_cancelled_leader(l2):
+@pytest.mark.parametrize("cancelled", ["leader", "waiter"])
+def test_cancelling_one_of_two_callers_leaves_the_other_a_value(l2, cancelled):
+    """The leader cancelled: its waiter takes over and loads again. The
+    waiter cancelled: the leader's load goes on alone."""
     calls = []
     gate = asyncio.Event()
 
-    @cache(backend=l2, namespace=_ns("atake"))
+    @cache(backend=l2, namespace=_ns("acancel2"))
     async def f(x):
         calls.append(x)
         await gate.wait()
         return [len(calls)]
+
+    loads = 2 if cancelled == "leader" else 1
 
     async def main():
         leader = asyncio.create_task(f(1))
         await _until(lambda: calls, "the leader")
         waiter = asyncio.create_task(f(1))
         await _until(lambda: any(fl.waiters == 1 for fl in f._cachekit.aflights.values()), "the waiter")
-        leader.cancel()
+        gone, survivor = (leader, waiter) if cancelled == "leader" else (waiter, leader)
+        gone.cancel()
         with pytest.raises(asyncio.CancelledError):
-            await leader
-        await _until(lambda: len(calls) == 2, "the waiter's load")
+            await gone
+        await _until(lambda: len(calls) == loads, "the survivor's load")
         gate.set()
-        assert await waiter == [2]
-        assert await f(1) == [2]
+        assert await survivor == [loads]
+        assert await f(1) == [loads]
 
     asyncio.run(main())
-
-
-def test_cancelling_a_waiter_leaves_the_leader_alone(l2):
-    calls = []
-    gate = asyncio.Event()
-
-    @cache(backend=l2, namespace=_ns("awcancel"))
-    async def f(x):
-        calls.append(x)
-        await gate.wait()
-        return [len(calls)]
-
-    async def main():
-        leader = asyncio.create_task(f(1))
-        await _until(lambda: calls, "the leader")
-        waiter = asyncio.create_task(f(1))
-        await _until(lambda: any(fl.waiters == 1 for fl in f._cachekit.aflights.values()), "the waiter")
-        waiter.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await waiter
-        gate.set()
-        assert await leader == [1]
-        assert await f(1) == [1]
-
-    asyncio.run(main())
-    assert calls == [1]
+    assert len(calls) == loads
 
 
 def test_24_distinct_slow_misses_run_at_once(l2):
@@ -268,45 +249,35 @@ def test_single_flight_merges_coroutines_on_the_loop(l2):
     assert all(r is not res[0] for r in res[1:])  # each waiter decodes its own copy
 
 
-def test_invalidation_during_the_load_keeps_its_value_out(l2):
-    gate = asyncio.Event()
-    calls = []
-
-    @cache(backend=l2, namespace=_ns("ainval"))
-    async def f(x):
-        calls.append(x)
-        if len(calls) == 1:
-            await gate.wait()
-        return [len(calls)]
-
-    async def main():
-        first = asyncio.create_task(f(1))
-        await _until(lambda: calls, "the load")
-        await f.ainvalidate_cache(1)
-        gate.set()
-        assert await first == [1]
-        assert await f(1) == [2]  # the invalidated load's value was not stored
-
-    asyncio.run(main())
+# The ways to invalidate the key while its async load runs: this function's
+# own invalidation, another decorated function's sharing the core, and the
+# namespace's on the shared core.
+_INVALIDATIONS = {
+    "own": lambda f, g: f.ainvalidate_cache(1),
+    "other_function": lambda f, g: g.invalidate_cache(1),
+    "namespace": lambda f, g: g._cachekit.core.invalidate_namespace(g._cachekit.ns_bytes),
+}
 
 
-def test_invalidation_through_another_function_keeps_the_async_load_out(l2):
+@pytest.mark.parametrize("how", sorted(_INVALIDATIONS))
+def test_an_invalidation_during_the_async_load_keeps_its_value_out(l2, how):
     """The leader's lookup takes the core's load claim: an invalidation of its
-    key made through another decorated function sharing the core (not this
-    function's own invalidate_cache) while the function runs keeps the value
-    out of L1 and L2."""
-    ns = _ns("aother")
+    key (whichever way, see _INVALIDATIONS) while the function runs keeps the
+    value out of L1 and L2."""
+    ns = _ns("ainval")
     gate = asyncio.Event()
     calls = []
+    # g's invalidation reaches f's key only when both build it the same way
+    keyed = {"key": lambda x: f"item:{x}"} if how == "other_function" else {}
 
-    @cache(backend=l2, namespace=ns, key=lambda x: f"item:{x}")
+    @cache(backend=l2, namespace=ns, **keyed)
     async def f(x):
         calls.append(x)
         if len(calls) == 1:
             await gate.wait()
         return [len(calls)]
 
-    @cache(backend=l2, namespace=ns, key=lambda x: f"item:{x}")
+    @cache(backend=l2, namespace=ns, **keyed)
     def g(x):
         return ["g"]
 
@@ -316,7 +287,9 @@ def test_invalidation_through_another_function_keeps_the_async_load_out(l2):
     async def main():
         first = asyncio.create_task(f(1))
         await _until(lambda: calls, "the load")
-        g.invalidate_cache(1)
+        done = _INVALIDATIONS[how](f, g)
+        if asyncio.iscoroutine(done):
+            await done
         gate.set()
         assert await first == [1]
         core = state.core
@@ -327,36 +300,9 @@ def test_invalidation_through_another_function_keeps_the_async_load_out(l2):
         assert await f(1) == [2]
 
     asyncio.run(main())
-    stats = state.core.stats(state.ns_bytes)
-    assert stats["loads"] == 2 and stats["dropped_fills"] == 1 and stats["stores"] == 1
-
-
-def test_namespace_invalidation_on_the_shared_core_keeps_the_async_load_out(l2):
-    ns = _ns("aspace")
-    gate = asyncio.Event()
-    calls = []
-
-    @cache(backend=l2, namespace=ns)
-    async def f(x):
-        calls.append(x)
-        if len(calls) == 1:
-            await gate.wait()
-        return [len(calls)]
-
-    @cache(backend=l2, namespace=ns)
-    def g(x):
-        return x
-
-    async def main():
-        first = asyncio.create_task(f(1))
-        await _until(lambda: calls, "the load")
-        g._cachekit.core.invalidate_namespace(g._cachekit.ns_bytes)
-        gate.set()
-        assert await first == [1]
-        assert await f(1) == [2]  # the load begun before the invalidation was not stored
-        assert await f(1) == [2]
-
-    asyncio.run(main())
+    if how != "own":  # the core's counters through another user of the handle
+        stats = state.core.stats(state.ns_bytes)
+        assert stats["loads"] == 2 and stats["dropped_fills"] == 1 and stats["stores"] == 1
 
 
 def test_a_failed_or_cancelled_async_load_abandons_its_claim(l2):

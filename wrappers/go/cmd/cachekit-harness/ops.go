@@ -8,14 +8,21 @@ import (
 	"github.com/libcachekit/libcachekit/wrappers/go/internal/taggedjson"
 )
 
+// keyNames reads the two names every key request carries.
+func keyNames(req request) (ns, op string, err error) {
+	if ns, err = str(req, "namespace"); err != nil {
+		return "", "", err
+	}
+	if op, err = str(req, "operation"); err != nil {
+		return "", "", err
+	}
+	return ns, op, nil
+}
+
 // keyTyped builds the interop key of typed arguments as a Go caller's
 // values, through the public key builder Wrap uses (cachekit.Key).
 func keyTyped(req request) (map[string]any, error) {
-	ns, err := str(req, "namespace")
-	if err != nil {
-		return nil, err
-	}
-	op, err := str(req, "operation")
+	ns, op, err := keyNames(req)
 	if err != nil {
 		return nil, err
 	}
@@ -70,11 +77,7 @@ func valueDecode(req request) (map[string]any, error) {
 }
 
 func keyInterop(req request) (map[string]any, error) {
-	ns, err := str(req, "namespace")
-	if err != nil {
-		return nil, err
-	}
-	op, err := str(req, "operation")
+	ns, op, err := keyNames(req)
 	if err != nil {
 		return nil, err
 	}

@@ -100,16 +100,8 @@ func TestHarnessAnswersEveryTypedRow(t *testing.T) {
 	}
 	for _, row := range f.ErrorVectors {
 		row := row
-		req := map[string]any{"op": "key.interop.typed", "namespace": "vectors", "operation": "op", "args_json": []any{}}
-		if row.Namespace != nil {
-			req["namespace"] = *row.Namespace
-		}
-		if row.Operation != nil {
-			req["operation"] = *row.Operation
-		}
-		if row.Args != nil {
-			req["args_json"] = row.Args
-		}
+		ns, op, args := row.Request()
+		req := map[string]any{"op": "key.interop.typed", "namespace": ns, "operation": op, "args_json": args}
 		checks = append(checks, check{"error_vectors/" + row.Name, req,
 			func(t *testing.T, r map[string]json.RawMessage) {
 				name := field(r, "error")

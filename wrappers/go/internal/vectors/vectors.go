@@ -10,9 +10,26 @@ import (
 	"testing"
 )
 
+// Row is what every row has: the name its test runs it under.
+type Row struct {
+	Name string `json:"name"`
+}
+
+// RowName is the subtest name Each gives the row.
+func (r Row) RowName() string { return r.Name }
+
+// Each runs fn on every row as a subtest named by the row, so every row a
+// test uses is named in its output.
+func Each[R interface{ RowName() string }](t *testing.T, rows []R, fn func(t *testing.T, row R)) {
+	t.Helper()
+	for _, row := range rows {
+		t.Run(row.RowName(), func(t *testing.T) { fn(t, row) })
+	}
+}
+
 // KeyRow is a key_vectors row; Args stays raw tagged JSON.
 type KeyRow struct {
-	Name             string          `json:"name"`
+	Row
 	Namespace        string          `json:"namespace"`
 	Operation        string          `json:"operation"`
 	Args             json.RawMessage `json:"args"`
@@ -22,29 +39,45 @@ type KeyRow struct {
 
 // ValueRow is a value_vectors row.
 type ValueRow struct {
-	Name         string          `json:"name"`
+	Row
 	Value        json.RawMessage `json:"value"`
 	CanonicalHex string          `json:"canonical_msgpack_hex"`
 }
 
 // ErrorRow is an error_vectors row: either bad args or bad segments.
 type ErrorRow struct {
-	Name      string          `json:"name"`
+	Row
 	Namespace *string         `json:"namespace"`
 	Operation *string         `json:"operation"`
 	Args      json.RawMessage `json:"args"`
 }
 
+// Request is the key request the row makes: "vectors", "op" and an empty
+// argument array stand in for what the row leaves out.
+func (r ErrorRow) Request() (ns, op string, args json.RawMessage) {
+	ns, op, args = "vectors", "op", r.Args
+	if r.Namespace != nil {
+		ns = *r.Namespace
+	}
+	if r.Operation != nil {
+		op = *r.Operation
+	}
+	if args == nil {
+		args = []byte("[]")
+	}
+	return ns, op, args
+}
+
 // ReaderRow is a reader_accept_vectors / reader_reject_vectors row.
 type ReaderRow struct {
-	Name       string          `json:"name"`
+	Row
 	MsgpackHex string          `json:"msgpack_hex"`
 	Value      json.RawMessage `json:"value"`
 }
 
 // EncryptionRow is an encryption_vectors row.
 type EncryptionRow struct {
-	Name          string `json:"name"`
+	Row
 	MasterKeyHex  string `json:"master_key_hex"`
 	TenantID      string `json:"tenant_id"`
 	CacheKey      string `json:"cache_key"`

@@ -1,8 +1,9 @@
 //! `Cache`: the handle (L1 -> L2 -> load, single-flight), raw bytes and typed.
-use crate::ffi::{call, call_found, with_cstr, with_opt_cstr, Buf};
+use crate::ffi::{call, call_found, with_cstr, with_local_buf, with_opt_cstr, Buf};
 use crate::load::{get_or_load_raw, LoadError};
 use crate::values::{decode_value, encode_value};
 use crate::{CacheBuilder, Error};
+use core::ffi::{c_char, c_int, c_void};
 use core::ptr::{null_mut, NonNull};
 use libcachekit_sys as sys;
 use serde::de::DeserializeOwned;
@@ -40,6 +41,17 @@ pub(crate) fn ttl_seconds(ttl: Option<Duration>) -> f64 {
     ttl.map_or(sys::CACHEKIT_TTL_DEFAULT, |d| d.as_secs_f64())
 }
 
+/// The C lookups that fill a buffer and a `cachekit_lookup` (one signature).
+type LookupFn = unsafe extern "C" fn(
+    *mut sys::cachekit_cache,
+    *mut sys::cachekit_buf,
+    *mut sys::cachekit_lookup,
+    *const c_char,
+    *const c_void,
+    usize,
+    *mut sys::cachekit_error,
+) -> c_int;
+
 thread_local! {
     // One reusable output buffer per thread for lookups (no loader runs
     // during them, so no call on this thread can need it at the same time).
@@ -75,26 +87,36 @@ impl Cache {
 
     /// Look up `key` and hand the payload to `f` without copying it first.
     pub(crate) fn get_with<R>(&self, ns: &str, key: &str, f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>, Error> {
-        let lookup = |buf: &mut Buf| -> Result<Option<R>, Error> {
-            let found = with_cstr("namespace", ns, |ns| {
-                // SAFETY: live handle, string, key slice and buffer.
-                call_found(|err| unsafe {
-                    sys::cachekit_cache_get_ex(
-                        self.as_ptr(),
-                        buf.as_mut_ptr(),
-                        null_mut(),
-                        ns,
-                        key.as_ptr().cast(),
-                        key.len(),
-                        err,
-                    )
-                })
-            })?;
-            Ok(if found { Some(f(buf.bytes())) } else { None })
-        };
-        LOOKUP_BUF.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut buf) => lookup(&mut buf),
-            Err(_) => lookup(&mut Buf::new()),
+        with_local_buf(&LOOKUP_BUF, |buf| {
+            let found = self.lookup_into(sys::cachekit_cache_get_ex, buf, null_mut(), ns, key)?;
+            Ok(found.then(|| f(buf.bytes())))
+        })
+    }
+
+    /// One call of a C lookup (`get`, `get_for_load`: one signature) into
+    /// `buf` and `info` (NULL: not wanted); whether it found the key.
+    fn lookup_into(
+        &self,
+        lookup: LookupFn,
+        buf: &mut Buf,
+        info: *mut sys::cachekit_lookup,
+        ns: &str,
+        key: &str,
+    ) -> Result<bool, Error> {
+        with_cstr("namespace", ns, |ns| {
+            // SAFETY: a sys lookup; live handle, string, key slice, buffer,
+            // and `info` NULL or a live lookup struct.
+            call_found(|err| unsafe {
+                lookup(
+                    self.as_ptr(),
+                    buf.as_mut_ptr(),
+                    info,
+                    ns,
+                    key.as_ptr().cast(),
+                    key.len(),
+                    err,
+                )
+            })
         })
     }
 
@@ -211,20 +233,7 @@ impl Cache {
     pub fn get_bytes_with_info(&self, ns: &str, key: &str) -> Result<Option<(Vec<u8>, Lookup)>, Error> {
         let mut out = Buf::new();
         let mut info = sys::cachekit_lookup::INIT;
-        let found = with_cstr("namespace", ns, |ns| {
-            // SAFETY: live handle, string, key slice, buffer and lookup struct.
-            call_found(|err| unsafe {
-                sys::cachekit_cache_get_ex(
-                    self.as_ptr(),
-                    out.as_mut_ptr(),
-                    &mut info,
-                    ns,
-                    key.as_ptr().cast(),
-                    key.len(),
-                    err,
-                )
-            })
-        })?;
+        let found = self.lookup_into(sys::cachekit_cache_get_ex, &mut out, &mut info, ns, key)?;
         Ok(found.then(|| (out.to_vec(), Lookup::from(info))))
     }
 
@@ -239,20 +248,7 @@ impl Cache {
     pub fn get_bytes_for_load(&self, ns: &str, key: &str) -> Result<ForLoad, Error> {
         let mut out = Buf::new();
         let mut info = sys::cachekit_lookup::INIT;
-        let found = with_cstr("namespace", ns, |ns| {
-            // SAFETY: live handle, string, key slice, buffer and lookup struct.
-            call_found(|err| unsafe {
-                sys::cachekit_cache_get_for_load_ex(
-                    self.as_ptr(),
-                    out.as_mut_ptr(),
-                    &mut info,
-                    ns,
-                    key.as_ptr().cast(),
-                    key.len(),
-                    err,
-                )
-            })
-        })?;
+        let found = self.lookup_into(sys::cachekit_cache_get_for_load_ex, &mut out, &mut info, ns, key)?;
         Ok(if found {
             ForLoad::Hit(out.to_vec())
         } else {

@@ -4,7 +4,9 @@ use crate::Error;
 use core::ffi::{c_char, c_int};
 use core::mem::MaybeUninit;
 use libcachekit_sys as sys;
+use std::cell::RefCell;
 use std::ffi::CString;
+use std::thread::LocalKey;
 
 /// Run one `_ex` call with a fresh `cachekit_error`; a non-zero status becomes
 /// the `Error` built from that same call's error.
@@ -90,6 +92,16 @@ impl Drop for Buf {
 }
 
 const STACK_STR: usize = 128;
+
+/// `f` with the thread's reusable buffer in `slot`, or with a fresh one when
+/// a call further up this thread (a loader's nested call) holds it.
+#[inline]
+pub(crate) fn with_local_buf<R>(slot: &'static LocalKey<RefCell<Buf>>, f: impl FnOnce(&mut Buf) -> R) -> R {
+    slot.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => f(&mut buf),
+        Err(_) => f(&mut Buf::new()),
+    })
+}
 
 /// Call `f` with `s` as a NUL-terminated string. A string holding a NUL byte
 /// is refused (a silent cut would name another namespace or key).

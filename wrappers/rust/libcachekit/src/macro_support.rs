@@ -26,7 +26,7 @@ pub mod __private {
     pub use super::{assert_cacheable, cached_async, cached_sync, key_arg};
 }
 
-use crate::ffi::Buf;
+use crate::ffi::{with_local_buf, Buf};
 use crate::load::get_or_load_with;
 use crate::{decode_value, encode_value, Cache, Error, ForLoad, LoadError};
 use modes::Mode;
@@ -96,18 +96,7 @@ where
     };
     // Decoded in place from a reused buffer, unless this caller computed it.
     let decode = |bytes: &[u8]| (!ran.get()).then(|| decode_value::<M::Value>(bytes));
-    let got = LOAD_BUF.with(|cell| {
-        let (mut own, mut shared);
-        let buf: &mut Buf = match cell.try_borrow_mut() {
-            Ok(guard) => {
-                shared = guard;
-                &mut shared
-            }
-            Err(_) => {
-                own = Buf::new(); // a loader's nested call on this thread
-                &mut own
-            }
-        };
+    let got = with_local_buf(&LOAD_BUF, |buf| {
         let got = get_or_load_with(cache, site.ns, &key, ttl, loader, buf, decode);
         buf.shrink_if_large();
         got

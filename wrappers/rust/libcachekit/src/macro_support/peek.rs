@@ -1,7 +1,7 @@
 //! The L1-only lookup (cachekit_cache_peek): never touches L2, so it may run
 //! on an async executor's thread.
 use super::site::Site;
-use crate::ffi::Buf;
+use crate::ffi::{with_local_buf, Buf};
 use crate::Cache;
 use core::ptr::null_mut;
 use libcachekit_sys as sys;
@@ -34,8 +34,5 @@ pub(crate) fn peek_with<R>(cache: &Cache, site: &Site, key: &str, f: impl FnOnce
         buf.shrink_if_large();
         found
     };
-    PEEK_BUF.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buf) => lookup(&mut buf),
-        Err(_) => lookup(&mut Buf::new()),
-    })
+    with_local_buf(&PEEK_BUF, lookup)
 }
