@@ -203,7 +203,8 @@ def test_cancelling_one_of_two_callers_leaves_the_other_a_value(l2, cancelled):
 
 def test_24_distinct_slow_misses_run_at_once(l2):
     """24 distinct keys whose function sleeps 0.2 s: every body runs at the
-    same time (not capped by a thread pool), so the whole takes about 0.2 s."""
+    same time (not capped by a thread pool), so the whole takes about 0.2 s.
+    The proof is the peak of bodies running at once, not a clock."""
     running, peak = [0], [0]
 
     @cache(backend=l2, namespace=_ns("a24"))
@@ -215,14 +216,10 @@ def test_24_distinct_slow_misses_run_at_once(l2):
         return x
 
     async def main():
-        t0 = time.monotonic()
-        out = await asyncio.gather(*(f(i) for i in range(24)))
-        return out, time.monotonic() - t0
+        return await asyncio.gather(*(f(i) for i in range(24)))
 
-    out, took = asyncio.run(main())
-    assert out == list(range(24))
-    assert peak[0] == 24
-    assert took < 24 * 0.2 / 4  # generous: about 0.2 s expected; a pool of 6 would take 0.8 s
+    assert asyncio.run(main()) == list(range(24))
+    assert peak[0] == 24  # a pool of 6 threads would have peaked at 6
 
 
 def test_single_flight_merges_coroutines_on_the_loop(l2):
