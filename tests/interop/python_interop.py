@@ -275,6 +275,20 @@ class Runner:
         return [json.loads(line) for line in r.stdout.splitlines()]
 
 
+def build_ours(build_dir: str, source_root: str, work: str) -> dict:
+    """Builds our wrapper's extension against the build tree into `work`/ext; returns the
+    environment that runs it under /usr/bin/python3, and makes the python suite's
+    conftest importable."""
+    wrapper = os.path.join(source_root, "wrappers", "python")
+    ext = os.path.join(work, "ext")
+    r = subprocess.run(["/usr/bin/python3", os.path.join(wrapper, "build_ext.py"), "--build-dir", build_dir,
+                        "--out", ext, "--quiet"], capture_output=True, text=True)
+    if r.returncode != 0:
+        pyvenv.fail(f"cannot build the wrapper's extensions:\n{r.stdout}{r.stderr}")
+    sys.path.insert(0, os.path.join(wrapper, "tests"))
+    return pyvenv.clean_env(PYTHONPATH=os.pathsep.join([ext, wrapper]), LD_LIBRARY_PATH=os.path.join(build_dir, "src"))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--build-dir", required=True)
@@ -287,16 +301,7 @@ def main() -> int:
         pyvenv.fail("redis-server is not installed (Debian: redis-server)")
     ref_python = pyvenv.ensure(os.path.join(a.work, "venv-reference"), os.path.join(HERE, "requirements-reference.txt"))
 
-    wrapper = os.path.join(a.source_root, "wrappers", "python")
-    ext = os.path.join(a.work, "ext")
-    r = subprocess.run(["/usr/bin/python3", os.path.join(wrapper, "build_ext.py"), "--build-dir", a.build_dir,
-                        "--out", ext, "--quiet"], capture_output=True, text=True)
-    if r.returncode != 0:
-        pyvenv.fail(f"cannot build the wrapper's extensions:\n{r.stdout}{r.stderr}")
-    ours_env = pyvenv.clean_env(PYTHONPATH=os.pathsep.join([ext, wrapper]),
-                                LD_LIBRARY_PATH=os.path.join(a.build_dir, "src"))
-
-    sys.path.insert(0, os.path.join(wrapper, "tests"))
+    ours_env = build_ours(a.build_dir, a.source_root, a.work)
     from conftest import RedisServer  # the python suite's redis-server starter (free loopback port)
 
     with tempfile.TemporaryDirectory(prefix="cachekit-interop-") as tmp:

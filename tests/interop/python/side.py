@@ -70,7 +70,30 @@ def get_user(user_id, region="eu"):
     return {"writer": SIDE, "id": user_id, "region": region, "tags": ["a", "b"], "score": 1.5}
 
 
-FUNCTIONS = {"echo": echo, "with_default": with_default, "get_user": get_user}
+# The Python side of cachekit-rs's interop functions (tests/interop/rust/src/py_side.rs):
+# the same operations and argument lists, the same returned map.
+def rs_answer(op: str) -> dict:
+    RAN.append(op)
+    return {"writer": SIDE, "op": op, "tags": ["a", "b"], "score": 1.5, "big": 2**64 - 1, "neg": -(2**63),
+            "none": None, "nested": {"k": [1, 2]}}
+
+
+def one(a):
+    return rs_answer("one")
+
+
+def three(a, b, c=2.5):
+    return rs_answer("three")
+
+
+def var(*args, **kwargs):
+    return rs_answer("var")
+
+
+RS_CASES = {"three": {"defaults": ((1, "x"), {}), "all": ((1, "x", 0.25), {})},
+            "var": {"varargs": ((1, "two"), {"k": "v"}), "empty": ((), {})}}
+FUNCTIONS = {"echo": echo, "with_default": with_default, "get_user": get_user, "one": one, "three": three,
+             "var": var}
 
 
 def backend_option() -> dict:
@@ -112,6 +135,10 @@ def main() -> None:
             args, kwargs = (int(case),), {}
         elif JOB["function"] == "with_default":
             args, kwargs = (case,), {}
+        elif JOB["function"] in RS_CASES:
+            args, kwargs = RS_CASES[JOB["function"]][case]
+        elif JOB["function"] == "one":
+            args, kwargs = CASES[case]
         elif case.startswith("n:"):  # many distinct entries: echo(<int>)
             args, kwargs = (int(case[2:]),), {}
         else:

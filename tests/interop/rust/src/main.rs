@@ -5,6 +5,7 @@
 //! without redis-server.
 #[path = "../../../../wrappers/rust/libcachekit/tests/support/mod.rs"]
 mod support;
+mod py_side;
 
 use cachekit::{CacheKit, CachekitError};
 use libcachekit::{cached, Cache};
@@ -91,6 +92,15 @@ impl Checks {
 }
 
 fn main() {
+    // `side '<json job>'`: one side of a Python <-> cachekit-rs scenario (py_side.rs).
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 3 && args[1] == "side" {
+        if let Err(e) = py_side::run(&args[2]) {
+            eprintln!("interop-rust side: {e}");
+            std::process::exit(2);
+        }
+        return;
+    }
     let Some(redis) = support::redis::RedisServer::start() else {
         std::process::exit(77)
     };
