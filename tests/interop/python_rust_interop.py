@@ -4,8 +4,8 @@
 
 Ours: Debian's python3 with the build tree's wrapper, as python_interop.py runs it.
 Theirs: tests/interop/rust's program (`side` subcommand, src/py_side.rs), built by
-tests/interop/rust/run --build-only; skipped (77) as that suite is, unless
-CACHEKIT_INTEROP_RUST=1. One redis-server on a free loopback port. Each scenario: one
+tests/interop/rust/run --build-only; skipped (77) as that suite is when
+CACHEKIT_INTEROP_RUST=0. One redis-server on a free loopback port. Each scenario: one
 side writes, the other must be served its values without running the function, both
 ways, then the Redis key lists the two writers left are compared byte for byte.
 """
