@@ -28,6 +28,7 @@
 #include "l2/memory_backend.hpp"
 #include "util/buffer.hpp"
 #include "cache_test_util.hpp"
+#include "../redis/bounded_child.hpp"
 
 namespace cachekit::cache {
 // The locks a Cache owns, for the tests below.
@@ -205,24 +206,13 @@ void test_children_of_a_busy_parent_work(void **) {
             }
         }
     });
-    int bad_status = 0, bad_round = -1;
-    for (int round = 0; round < 24 && bad_round < 0; ++round) {
-        std::this_thread::sleep_for(2ms);
-        const pid_t pid = fork();
-        if (pid == 0) _exit(child_uses_the_key(*cache));
-        int status = -1;
-        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            bad_status = status;
-            bad_round = round;
-        }
-    }
+    int status = 0;
+    const int bad_round = cachekit::testing::first_failed_round(
+        24, [](int) { std::this_thread::sleep_for(2ms); }, [&] { return child_uses_the_key(*cache); }, &status);
     stop = true;
     busy.join();
-    if (bad_round >= 0) {
-        if (bad_status != -1 && WIFSIGNALED(bad_status))
-            fail_msg("round %d: the child was killed by signal %d (blocked on a lock?)", bad_round, WTERMSIG(bad_status));
-        fail_msg("round %d: child status %d", bad_round, bad_status);
-    }
+    if (bad_round >= 0)
+        fail_msg("round %d: %s", bad_round, cachekit::testing::describe_child_status(status).c_str());
 }
 
 // In a process of its own (bounded by the caller): a thread holds the key's

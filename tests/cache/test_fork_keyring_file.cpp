@@ -7,7 +7,6 @@
 // each child adds a tenant, seals and opens, and writes and reads the
 // backend. Timing decides which lock a fork meets; alarm() turns a hang into
 // a failure.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +15,7 @@
 #include <thread>
 
 #include "cache_test_util.hpp"
+#include "../redis/bounded_child.hpp"
 
 namespace {
 
@@ -94,24 +94,14 @@ void test_children_of_a_busy_parent_use_the_keyring_and_file_backend(void **) {
             cachekit_backend_set(f.backend, key.data(), key.size(), value.data(), value.size(), 0);
         }
     });
-    int bad_status = 0, bad_round = -1;
-    for (int round = 0; round < kRounds && bad_round < 0; ++round) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        const pid_t pid = fork();
-        if (pid == 0) _exit(child_uses_both(f));
-        int status = -1;
-        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            bad_status = status;
-            bad_round = round;
-        }
-    }
+    int status = 0;
+    const int bad_round = cachekit::testing::first_failed_round(
+        kRounds, [](int) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
+        [&] { return child_uses_both(f); }, &status);
     stop = true;
     busy.join();
-    if (bad_round >= 0) {
-        if (bad_status != -1 && WIFSIGNALED(bad_status))
-            fail_msg("round %d: the child was killed by signal %d (blocked on a lock?)", bad_round, WTERMSIG(bad_status));
-        fail_msg("round %d: child status %d", bad_round, bad_status);
-    }
+    if (bad_round >= 0)
+        fail_msg("round %d: %s", bad_round, cachekit::testing::describe_child_status(status).c_str());
 }
 
 }  // namespace

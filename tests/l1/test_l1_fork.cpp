@@ -14,6 +14,7 @@
 #include "l1/l1_cache.hpp"
 #include "util/buffer.hpp"
 
+#include "../redis/bounded_child.hpp"
 #include "cmocka_cpp.hpp"  // last: it defines a fail() macro
 
 using namespace cachekit;
@@ -81,28 +82,20 @@ void test_child_sweeps_and_works(void **) {
     });
     // Failures are collected and asserted after the join (an assertion
     // unwinds by longjmp, which would leave the thread running).
-    int bad_status = 0, bad_round = -1;
-    for (int round = 0; round < 8 && bad_round < 0; ++round) {
+    uint64_t expirations_before = 0;
+    auto fill = [&](int round) {
         // Read before the puts: some may expire in the parent before the
         // fork (a loaded machine), and the child's copy counts those too.
-        uint64_t expirations_before = c.stats().expirations;
+        expirations_before = c.stats().expirations;
         for (int i = 0; i < 100; ++i) c.put("", "r" + std::to_string(round) + ":" + std::to_string(i), "v", 20 * kMs);
-        pid_t pid = fork();
-        if (pid == 0) _exit(child_checks(c, expirations_before));
-        int status = -1;
-        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            bad_status = status;
-            bad_round = round;
-        }
-    }
+    };
+    int status = 0;
+    const int bad_round = cachekit::testing::first_failed_round(
+        8, fill, [&] { return child_checks(c, expirations_before); }, &status);
     stop = true;
     busy.join();
-    if (bad_round >= 0) {
-        if (bad_status != -1 && WIFSIGNALED(bad_status))
-            fail_msg("round %d: child killed by signal %d (a deadlock?)", bad_round, WTERMSIG(bad_status));
-        fail_msg("round %d: child status %d (exit code %d)", bad_round, bad_status,
-                 bad_status != -1 && WIFEXITED(bad_status) ? WEXITSTATUS(bad_status) : -1);
-    }
+    if (bad_round >= 0)
+        fail_msg("round %d: %s", bad_round, cachekit::testing::describe_child_status(status).c_str());
     // The parent's sweeper still runs.
     c.put("", "last", "v", 1 * kMs);
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);

@@ -85,6 +85,27 @@ inline int run_in_child(const std::function<int()> &body) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// Forks children one after another while the caller's other threads work:
+// before_round(round) in the parent, then child() as run_in_child runs it.
+// Returns the first round whose child did not exit 0 (its run_in_child
+// status in *status), or -1 when all `rounds` did.
+inline int first_failed_round(int rounds, const std::function<void(int)> &before_round,
+                              const std::function<int()> &child, int *status) {
+    for (int round = 0; round < rounds; ++round) {
+        before_round(round);
+        *status = run_in_child(child);
+        if (*status != 0) return round;
+    }
+    return -1;
+}
+
+// run_in_child's status in words, for a failure message.
+inline std::string describe_child_status(int status) {
+    if (status < 0) return "fork failed";
+    if (status > 128) return "the child was killed by signal " + std::to_string(status - 128) + " (blocked on a lock?)";
+    return "the child exited with status " + std::to_string(status);
+}
+
 // Caps this process's address space at what it maps now plus `headroom`
 // bytes; false if the kernel refused.
 inline bool cap_address_space(unsigned long long headroom) {
