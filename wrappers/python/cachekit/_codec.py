@@ -14,6 +14,7 @@ from typing import Any
 
 import msgpack
 
+from cachekit import _ndarray
 from cachekit._core import InteropError, lib, key_auto, key_interop, msgpack_canonical
 
 __all__ = [
@@ -77,11 +78,14 @@ def normalize(v: Any) -> Any:
     if isinstance(v, (int, float, str, bytes)):  # subclasses of the plain types
         base = int if isinstance(v, int) else float if isinstance(v, float) else str if isinstance(v, str) else bytes
         return normalize(base(v))
+    if _ndarray.is_ndarray(v):
+        return _ndarray.normalize_array(v, UnsupportedArgument)
     raise UnsupportedArgument(f"unsupported argument type {t.__module__}.{t.__qualname__}")
 
 
 def pack_auto_args(args: tuple, kwargs: dict) -> bytes:
     """msgpack([normalised args, kwargs sorted by name]) with `_bypass_cache` dropped."""
+    _ndarray.begin_key()
     a = [normalize(x) for x in args]
     k = {name: normalize(kwargs[name]) for name in sorted(kwargs) if name != "_bypass_cache"}
     try:
