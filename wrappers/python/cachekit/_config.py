@@ -8,6 +8,7 @@ import os
 import uuid as _uuid
 from typing import Any, Optional
 
+from cachekit import _options
 from cachekit._core import ConfigurationError, lib
 
 _UNSET: Any = object()
@@ -24,6 +25,9 @@ _ALLOWED = frozenset({
     "ttl", "namespace", "backend", "serializer", "integrity_checking", "interop", "encryption", "master_key",
     "tenant", "l1", "l1_enabled", "l1_max_size_mb", "stale_while_revalidate", "swr_enabled", "swr_threshold_ratio",
     "fail_closed", "key", "max_entries", "config",
+    # the reference's reliability, freshness and tenancy options (_options.py)
+    "stale_ttl", "refresh_ttl_on_get", "ttl_refresh_threshold", "circuit_breaker", "backpressure", "monitoring",
+    "tenant_extractor", "single_tenant_mode", "deployment_uuid",
 })
 
 # Finite preset TTLs (protocol.md section 8).
@@ -78,6 +82,8 @@ def _check_choices(opts: dict[str, Any]) -> None:
     CACHEKIT_MASTER_KEY) with no explicit encryption choice when values go to
     an L2, a negative or non-numeric L1 budget, cache.local without a TTL."""
     ser = opts.get("serializer", "default")
+    _options.check_serializer_name(ser)
+    _options.check_freshness(opts)
     if opts.get("encryption") and isinstance(ser, str) and ser not in _ENCRYPTABLE:
         raise ConfigurationError(lib.CACHEKIT_EINVAL, f"encryption=True cannot seal serializer={ser!r} values: "
                                  f"use one of {', '.join(sorted(_ENCRYPTABLE))}")
@@ -99,11 +105,12 @@ def _check_choices(opts: dict[str, Any]) -> None:
 # field this wrapper takes -> its flat option; a field it does not take, when set,
 # is refused rather than dropped.
 _NESTED: dict[str, dict[str, str]] = {
-    "encryption": {"enabled": "encryption", "master_key": "master_key"},
+    "encryption": {"enabled": "encryption", "master_key": "master_key", "tenant_extractor": "tenant_extractor",
+                   "single_tenant_mode": "single_tenant_mode", "deployment_uuid": "deployment_uuid",
+                   "fail_closed": "fail_closed"},
     "l1": {"enabled": "l1", "max_size_mb": "l1_max_size_mb", "swr_enabled": "swr_enabled",
            "swr_threshold_ratio": "swr_threshold_ratio"},
 }
-_NESTED_UNSUPPORTED = {"encryption": ("tenant_extractor", "single_tenant_mode", "deployment_uuid", "fail_closed")}
 
 
 def _fields(obj: Any) -> dict[str, Any]:
@@ -123,9 +130,9 @@ def _flatten(kw: dict[str, Any]) -> dict[str, Any]:
         if obj is None or isinstance(obj, (bool, int)):
             continue
         got = _fields(obj)
-        for f in _NESTED_UNSUPPORTED.get(name, ()):
-            if got.get(f) not in (None, False):
-                raise ConfigurationError(lib.CACHEKIT_EINVAL, f"{name}.{f} is not supported by this wrapper")
+        unknown = set(got) - set(fields)
+        if isinstance(obj, dict) and unknown:
+            raise TypeError(f"unexpected {name} field(s): {', '.join(sorted(unknown))}")
         del out[name]
         for f, flat in fields.items():
             if got.get(f) is not None and (flat == name or flat not in kw):
@@ -139,7 +146,9 @@ def _validate(kw: dict[str, Any]) -> dict[str, Any]:
         raise TypeError(f"unexpected cache parameter(s): {', '.join(sorted(unknown))}")
     cfg = kw.pop("config", None)
     if cfg is not None:
-        base = {k: v for k, v in _fields(cfg).items() if k in _ALLOWED}
+        # The reference's DecoratorConfig marks an omitted backend with its own sentinel.
+        base = {k: v for k, v in _fields(cfg).items() if k in _ALLOWED
+                and not (k == "backend" and type(v).__name__ == "_Unset")}
         base = _flatten(base)
         base.update(_flatten(kw))
         return base

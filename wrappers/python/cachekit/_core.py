@@ -463,7 +463,9 @@ class CoreCache:
                  default_ttl: float = 0.0, l1: bool = True, l1_max_bytes: int = 0, swr: bool = False,
                  swr_threshold_ratio: float = 0.0, fail_closed: Optional[bool] = None,
                  command_timeout_ms: int = 0, connect_timeout_ms: int = 0, breaker_disabled: bool = False,
-                 load_timeout_ms: int = 0) -> None:
+                 load_timeout_ms: int = 0, breaker_failures: int = 0, breaker_successes: int = 0,
+                 breaker_half_open_calls: int = 0, breaker_recovery_ms: int = 0, max_concurrency: int = 0,
+                 backpressure_wait_ms: int = 0) -> None:
         err = _new_err()
         o = ffi.new("cachekit_cache_options *")
         _check(lib.cachekit_cache_options_init_ex(o, ffi.sizeof("cachekit_cache_options"), err), err)
@@ -502,6 +504,12 @@ class CoreCache:
         bo.command_timeout_ms = int(command_timeout_ms)
         bo.connect_timeout_ms = int(connect_timeout_ms)
         bo.breaker_disabled = 1 if breaker_disabled else 0
+        bo.breaker_failures = int(breaker_failures)  # 0 keeps each default
+        bo.breaker_successes = int(breaker_successes)
+        bo.breaker_half_open_calls = int(breaker_half_open_calls)
+        bo.breaker_recovery_ms = int(breaker_recovery_ms)
+        bo.max_concurrency = int(max_concurrency)
+        bo.backpressure_wait_ms = int(backpressure_wait_ms)
         o.backend_options = bo  # read during cachekit_cache_new only; `bo` lives until then
         out = ffi.new("cachekit_cache **")
         try:

@@ -7,8 +7,11 @@ import threading
 from typing import Any, Optional
 from urllib.parse import quote
 
+from cachekit import _options
 from cachekit._config import _UNSET, _backend_url, _secret_id
 from cachekit._core import Backend, CoreCache
+from cachekit._defaults import get_default_backend
+from cachekit._userbackend import is_user_backend, make_core
 
 _ZERO_CONFIG_TENANT = "default"  # the reference Redis provider's tenant when no request context sets one
 
@@ -29,7 +32,7 @@ def _core_for(cfg: tuple, kw: dict[str, Any]) -> CoreCache:
             _forget_inherited_cores()
         h = _handles.get(cfg)
         if h is None:
-            h = CoreCache(**kw)
+            h = make_core(**kw)
             _handles[cfg] = h
         return h
 
@@ -41,7 +44,7 @@ def _check_core(cfg: tuple, kw: dict[str, Any]) -> None:
     with _handles_lock:
         if cfg in _validated or cfg in _handles:
             return
-    CoreCache(**kw).close()
+    make_core(**kw).close()
     with _handles_lock:
         _validated.add(cfg)
 
@@ -91,6 +94,11 @@ class CoreMixin:
     def build_core(self) -> Optional[CoreCache]:
         if self.core_spec is None:
             return None
+        if self.backend_at_first_call is not None:
+            # The reference's choice at the first call: set_default_backend(), then the environment.
+            self.core_spec = self._core_spec(self.backend_at_first_call)
+            _check_core(*self.core_spec)
+            self.backend_at_first_call = None
         self._core = _core_for(*self.core_spec)
         return self._core
 
@@ -108,24 +116,37 @@ class CoreMixin:
     def _core_spec(self, opts: dict[str, Any]) -> tuple:
         """(configuration identity, CoreCache keyword arguments)."""
         backend = opts.get("backend", _UNSET)
+        if backend is _UNSET:
+            backend = get_default_backend() or _UNSET
         interop = self.interop_op is not None
         encryption = bool(opts.get("encryption", False))
-        master_key = opts.get("master_key")
-        if encryption and master_key is None and not os.environ.get("CACHEKIT_MASTER_KEY"):
-            raise ValueError("encryption needs master_key= or CACHEKIT_MASTER_KEY (64 hex digits)")
-        if isinstance(master_key, bytes):
-            master_key = master_key.hex()
-        tenant = opts.get("tenant")
+        master_key = _options.master_key_hex(opts.get("master_key"))
+        env_key = os.environ.get("CACHEKIT_MASTER_KEY")
+        if encryption and master_key is None:
+            if not env_key:
+                raise ValueError("encryption needs master_key= or CACHEKIT_MASTER_KEY (hex, 32 bytes)")
+            canonical = _options.master_key_hex(env_key, "CACHEKIT_MASTER_KEY")
+            if canonical != env_key:  # another spelling the reference reads: hand the core its form
+                master_key = canonical
+        tenant = _options.encryption_tenant(opts, interop)
+        tuning: dict[str, Any] = _options.timeout_options()
+        if opts.get("circuit_breaker") is not None:
+            tuning.update(_options.breaker_options(opts["circuit_breaker"]))
+        if opts.get("backpressure") is not None:
+            tuning.update(_options.backpressure_options(opts["backpressure"]))
         l1 = bool(opts.get("l1", opts.get("l1_enabled", True)))
         mb = opts.get("l1_max_size_mb")
         l1_bytes = int(mb * (1 << 20)) if mb else 0
         swr = self.swr_enabled and l1  # the core's SWR on L1 hits, as object mode's
         fail_closed = opts.get("fail_closed")
         backend_obj = None
+        user_backend = None
         url: Optional[str] = None
         key_prefix: Optional[str] = None
         if isinstance(backend, Backend):
             backend_obj = backend
+        elif is_user_backend(backend):
+            user_backend = backend
         elif backend is not _UNSET:
             url = _backend_url(backend)
         else:
@@ -138,7 +159,8 @@ class CoreMixin:
             if not interop and not os.environ.get("CACHEKIT_FILE_CACHE_DIR") and (
                     os.environ.get("CACHEKIT_REDIS_URL") or os.environ.get("REDIS_URL")):
                 key_prefix = "t:" + quote(_ZERO_CONFIG_TENANT, safe="") + ":"
-        cfg = (url, id(backend_obj) if backend_obj else None, interop, None if interop else self.integrity, encryption,
+        cfg = (url, id(backend_obj) if backend_obj else id(user_backend) if user_backend else None,
+               tuple(sorted(tuning.items())), self.core_ttl if user_backend else None, interop, None if interop else self.integrity, encryption,
                _secret_id(master_key), tenant, key_prefix, l1, l1_bytes, swr, self.swr_ratio if swr else 0.0, fail_closed,
                os.environ.get("CACHEKIT_REDIS_URL"), os.environ.get("CACHEKIT_FILE_CACHE_DIR"),
                os.environ.get("REDIS_URL"),
@@ -146,4 +168,6 @@ class CoreMixin:
         return cfg, dict(backend_url=url, backend=backend_obj, interop=interop,
                          integrity=None if interop else self.integrity, encryption=encryption, master_key=master_key,
                          tenant=tenant, key_prefix=key_prefix, l1=l1, l1_max_bytes=l1_bytes, swr=swr,
-                         swr_threshold_ratio=self.swr_ratio if swr else 0.0, fail_closed=fail_closed)
+                         swr_threshold_ratio=self.swr_ratio if swr else 0.0, fail_closed=fail_closed,
+                         **tuning, **({"user_backend": user_backend, "default_ttl": self.core_ttl}
+                                      if user_backend is not None else {}))

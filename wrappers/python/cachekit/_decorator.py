@@ -28,6 +28,7 @@ from cachekit._config import (_check_choices, _LOAD_TIMEOUT, _ONE_YEAR, _PRESETS
                               _validate)
 from cachekit._core import BackendError, ConfigurationError, CoreCache, lib
 from cachekit._cores import CoreMixin, _check_core, _registry
+from cachekit._defaults import get_default_backend
 from cachekit._keys import _SIMPLE, KeysMixin
 from cachekit._l2mode import L2ModeMixin
 from cachekit._objcache import ObjectCache
@@ -100,6 +101,7 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         self.generation = 0  # bumped by every invalidation: an async load begun before one does not store
         self.ns_bytes = (self.namespace or "").encode("utf-8")
         self.key_memo: dict = {}
+        self.backend_at_first_call: Optional[dict[str, Any]] = None
         if self.object_mode:
             if self.interop_op:
                 raise ConfigurationError(lib.CACHEKIT_EINVAL, "interop mode needs an L2 backend (not backend=None)")
@@ -111,8 +113,12 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
             self.core_spec: Optional[tuple] = None
         else:
             self.objects = None
+            self.core_ttl = self.ttl if self.ttl else 0.0
             self.core_spec = self._core_spec(opts)
             _check_core(*self.core_spec)
+            # No backend= and no default yet: the backend is chosen again at the first call (build_core).
+            if "backend" not in opts and get_default_backend() is None:
+                self.backend_at_first_call = opts
         self._core: Optional[CoreCache] = None
         if self.interop_op is not None:
             if not self.namespace:
