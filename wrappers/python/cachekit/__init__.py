@@ -19,6 +19,7 @@ from cachekit._core import (Backend, BackendError, CacheKitError, CacheMemoryErr
                             ValueTooLargeError)
 from cachekit._codec import (UnsupportedArgument, decode_interop_value, encode_interop_value, interop_key)
 from cachekit._decorator import cache
+from cachekit._defaults import get_default_backend, set_default_backend
 from cachekit._stats import CacheInfo
 
 def generate_interop_key(namespace: str, operation: str, args: list) -> str:
@@ -40,6 +41,6 @@ __all__ = [
     "cache", "CacheInfo", "Backend", "CoreCache", "CacheKitError", "ConfigurationError", "BackendError",
     "IntegrityError", "DecryptionAuthenticationError", "InteropError", "LoadFailed", "LoadTimeout",
     "DecodeError", "ValueTooLargeError", "CacheMemoryError", "CacheTimeoutError", "CircuitOpenError", "DeadlockError",
-    "UnsupportedArgument",
+    "UnsupportedArgument", "set_default_backend", "get_default_backend",
     "generate_interop_key", "encode_interop_value", "decode_interop_value", "library_version",
 ]

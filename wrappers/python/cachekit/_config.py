@@ -84,6 +84,7 @@ def _check_choices(opts: dict[str, Any]) -> None:
     ser = opts.get("serializer", "default")
     _options.check_serializer_name(ser)
     _options.check_freshness(opts)
+    _options.note_refresh_ttl(opts)
     if opts.get("encryption") and isinstance(ser, str) and ser not in _ENCRYPTABLE:
         raise ConfigurationError(lib.CACHEKIT_EINVAL, f"encryption=True cannot seal serializer={ser!r} values: "
                                  f"use one of {', '.join(sorted(_ENCRYPTABLE))}")

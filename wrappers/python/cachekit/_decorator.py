@@ -35,6 +35,7 @@ from cachekit._objcache import ObjectCache
 from cachekit._objmode import ObjectModeMixin
 from cachekit._refresh import RefreshMixin
 from cachekit._stats import StatsMixin
+from cachekit._tenants import TenantRouter
 
 log = logging.getLogger("cachekit")
 
@@ -277,7 +278,11 @@ class _Decorator:
             opts["encryption"] = True
             opts["integrity_checking"] = True
         _check_choices(opts)
-        return _make_wrapper(_Cached(fn, opts))
+        state = _Cached(fn, opts)
+        if opts.get("tenant_extractor") is not None and opts.get("encryption") and state.objects is None:
+            TenantRouter(state, lambda t: _Cached(fn, {**opts, "tenant": t, "tenant_extractor": None}),
+                         opts["tenant_extractor"]).install()
+        return _make_wrapper(state)
 
     @overload
     def __call__(self, fn: F) -> F: ...

@@ -135,6 +135,18 @@ def check_freshness(opts: dict[str, Any]) -> None:
                "not provide: remove stale_ttl (swr_enabled refreshes L1 hits ahead of expiry)")
 
 
+def note_refresh_ttl(opts: dict[str, Any]) -> None:
+    """refresh_ttl_on_get: the reference refreshes TTLs only through backends
+    that can inspect them (its zero-configuration Redis provider and CachekitIO)
+    and warns once for any other; libcachekit's backends expose no TTL refresh
+    to a cache handle, so this warns, at decoration."""
+    if opts.get("refresh_ttl_on_get") and opts.get("ttl"):
+        import logging
+        logging.getLogger("cachekit").warning(
+            "cachekit: refresh_ttl_on_get is ignored: the backend cannot refresh TTLs on read "
+            "(entries keep the TTL they were written with)")
+
+
 def encryption_tenant(opts: dict[str, Any], interop: bool) -> Optional[str]:
     """The single-tenant encryption tenant: tenant= (this wrapper's), else
     deployment_uuid, else CACHEKIT_DEPLOYMENT_UUID (a UUID, canonicalised; interop

@@ -46,6 +46,7 @@ class BridgedCore(CoreCache):
         prefix = getattr(user_backend, "key_prefix", None)
         kw["key_prefix"] = prefix if isinstance(prefix, str) and prefix else None
         kw.pop("backend_url", None)
+        kw.pop("backend", None)
         super().__init__(backend=staging, **kw)
         self._staging = staging
         self._user = user_backend
@@ -90,22 +91,27 @@ class BridgedCore(CoreCache):
 
     # Staging -----------------------------------------------------------------
 
-    def _stage(self, key: bytes) -> bool:
+    def _stage(self, key: bytes) -> Optional[bytes]:
+        """The user's entry for `key` copied into the staging store (or None)."""
         data = self._user_get(key)
-        if data is None:
-            return False
-        self._staging.set(self._prefix + key, data)
-        return True
-
-    def _unstage(self, key: bytes) -> None:
-        self._staging.delete(self._prefix + key)
-
-    def _publish(self, key: bytes, ttl: float) -> None:
-        """What the core just wrote to staging goes to the user's backend."""
-        data = self._staging.get(self._prefix + key)
         if data is not None:
-            self._unstage(key)
-            self._user_set(key, data, ttl)
+            self._staging.set(self._prefix + key, data)
+        return data
+
+    def _settle(self, key: bytes, staged: Optional[bytes], ttl: float) -> None:
+        """After a core call: what the staging store holds now goes back to the
+        user's backend. The staged bytes untouched: nothing to do; gone (the core
+        evicted an entry it refused): deleted there too; new bytes (a load or a
+        write): written there."""
+        pk = self._prefix + key
+        cur = self._staging.get(pk)
+        if cur is None:
+            if staged is not None:
+                self._user_delete(key)
+            return
+        self._staging.delete(pk)
+        if cur != staged:
+            self._user_set(key, cur, ttl)
 
     # Reads -------------------------------------------------------------------
 
@@ -115,12 +121,13 @@ class BridgedCore(CoreCache):
         if value is not None:
             return value, info
         with self._bridge_lock:
-            if not self._stage(key):
+            staged = self._stage(key)
+            if staged is None:
                 return again()
             try:
                 return again()
             finally:
-                self._unstage(key)
+                self._settle(key, staged, 0.0)
 
     def get(self, ns: Optional[bytes], key: bytes) -> tuple[Optional[bytes], Any]:
         return self._read(lambda: CoreCache.get(self, ns, key), lambda: CoreCache.get(self, ns, key), key)
@@ -139,27 +146,23 @@ class BridgedCore(CoreCache):
                 return decode(value, info.temporal_keys), info
             except Exception as exc:
                 raise UnreadableValue(exc) from None
-        staged = False
         with self._bridge_lock:
             staged = self._stage(key)
         try:
-            result = CoreCache.get_or_load(self, ns, key, ttl, compute, decode)
+            return CoreCache.get_or_load(self, ns, key, ttl, compute, decode)
         finally:
-            if staged:
-                self._unstage(key)
-        self._publish(key, ttl)  # a load this caller ran (or led) lands in the user's backend
-        return result
+            self._settle(key, staged, ttl)  # a load this caller ran (or led) lands in the user's backend
 
     # Writes ------------------------------------------------------------------
 
     def put(self, ns: Optional[bytes], key: bytes, value: bytes, ttl: float) -> None:
         CoreCache.put(self, ns, key, value, ttl)
-        self._publish(key, ttl)
+        self._settle(key, None, ttl)
 
     def put_refresh(self, ns: Optional[bytes], key: bytes, value: bytes, ttl: float, claim: int) -> bool:
         stored = CoreCache.put_refresh(self, ns, key, value, ttl, claim)
         if stored:
-            self._publish(key, ttl)
+            self._settle(key, None, ttl)
         return stored
 
     def invalidate(self, ns: Optional[bytes], key: bytes) -> None:

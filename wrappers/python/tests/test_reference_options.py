@@ -1,0 +1,353 @@
+"""The reference decorator's options beyond the basics (cachekit-py 0.24.1):
+circuit breaker, backpressure, timeouts, stale_ttl, refresh_ttl_on_get, tenancy
+(deployment_uuid, single_tenant_mode, tenant_extractor), encryption fail_closed,
+master-key spellings, set_default_backend, and options it refuses (fast_mode,
+encryption_fail_closed). Each behaves, or is refused, as the reference does."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import Any, Optional
+
+import pytest
+
+import cachekit
+from cachekit import Backend, ConfigurationError, DecryptionAuthenticationError, cache
+from cachekit._defaults import get_default_backend, set_default_backend
+
+KEY = "3c" * 32
+T1 = "550e8400-e29b-41d4-a716-446655440000"
+T2 = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
+
+
+def counted(**kw):
+    calls = []
+
+    def f(x):
+        calls.append(x)
+        return {"x": x}
+
+    return cache(**kw)(f), calls
+
+
+def spec(g) -> dict:
+    st = g._cachekit
+    st.core  # the first call's choice
+    return st.core_spec[1]
+
+
+# -- circuit breaker, backpressure, timeouts ------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class CircuitBreakerConfig:  # the reference's field names and defaults
+    enabled: bool = True
+    failure_threshold: int = 5
+    success_threshold: int = 3
+    recovery_timeout: float = 30.0
+    half_open_requests: int = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class BackpressureConfig:
+    enabled: bool = True
+    max_concurrent_requests: int = 100
+    queue_size: int = 1000
+    timeout: float = 0.1
+
+
+def test_circuit_breaker_settings_reach_the_core_breaker():
+    g, calls = counted(backend="redis://127.0.0.1:1", ttl=60,  # nothing listens on port 1
+                       circuit_breaker=CircuitBreakerConfig(failure_threshold=2, recovery_timeout=0.5,
+                                                            success_threshold=1, half_open_requests=1))
+    kw = spec(g)
+    assert (kw["breaker_failures"], kw["breaker_recovery_ms"], kw["breaker_successes"],
+            kw["breaker_half_open_calls"]) == (2, 500, 1, 1)
+    for i in range(4):
+        assert g(i) == {"x": i}  # fail-open: computed
+    text = g._cachekit.core.metrics_text()
+    state = [ln for ln in text.splitlines() if ln.startswith("circuit_breaker_state")]
+    assert state and state[0].rstrip().endswith(" 1"), text  # open after 2 failures
+
+
+def test_circuit_breaker_can_be_turned_off_and_is_checked_as_the_reference_checks_it():
+    g, _ = counted(backend="memory://", circuit_breaker={"enabled": False})
+    assert spec(g)["breaker_disabled"] is True
+    for bad in (dict(failure_threshold=0), dict(half_open_requests=1, success_threshold=2),
+                dict(recovery_timeout=0)):
+        with pytest.raises(ConfigurationError):
+            counted(backend="memory://", circuit_breaker=CircuitBreakerConfig(**bad))
+    with pytest.raises(TypeError):
+        counted(backend="memory://", circuit_breaker=True)  # the reference takes only its config object
+
+
+def test_backpressure_settings_reach_the_core():
+    g, _ = counted(backend="memory://", backpressure=BackpressureConfig(max_concurrent_requests=7, timeout=0.25))
+    assert (spec(g)["max_concurrency"], spec(g)["backpressure_wait_ms"]) == (7, 250)
+    g, _ = counted(backend="memory://", backpressure=BackpressureConfig(enabled=False))
+    assert spec(g)["max_concurrency"] == 0
+    with pytest.raises(ConfigurationError, match="max_concurrent_requests"):
+        counted(backend="memory://", backpressure=BackpressureConfig(max_concurrent_requests=0))
+
+
+def test_socket_timeouts_from_the_environment(monkeypatch):
+    monkeypatch.setenv("CACHEKIT_SOCKET_TIMEOUT", "0.05")
+    monkeypatch.setenv("CACHEKIT_SOCKET_CONNECT_TIMEOUT", "2")
+    g, _ = counted(backend="memory://")
+    assert (spec(g)["command_timeout_ms"], spec(g)["connect_timeout_ms"]) == (50, 2000)
+    monkeypatch.setenv("CACHEKIT_SOCKET_TIMEOUT", "soon")
+    with pytest.raises(ConfigurationError, match="CACHEKIT_SOCKET_TIMEOUT"):
+        counted(backend="memory://", namespace="other")
+
+
+# -- freshness options ------------------------------------------------------------
+
+def test_stale_ttl_is_refused_as_the_reference_refuses_it_without_its_hosted_backend():
+    counted(backend="memory://", ttl=10, stale_ttl=0)  # the explicit opt-out
+    with pytest.raises(ConfigurationError, match="SWR-capable backend"):
+        counted(backend="memory://", ttl=10, stale_ttl=5)
+    with pytest.raises(ConfigurationError, match="positive ttl"):
+        counted(backend="memory://", stale_ttl=5)
+    with pytest.raises(ConfigurationError, match="30-day"):
+        counted(backend="memory://", ttl=2_592_000, stale_ttl=1)
+    with pytest.raises(ConfigurationError, match="non-negative integer"):
+        counted(backend="memory://", ttl=10, stale_ttl=-1)
+
+
+def test_refresh_ttl_on_get_is_checked_and_warns_that_it_is_ignored(caplog):
+    with pytest.raises(ConfigurationError, match="ttl_refresh_threshold"):
+        counted(backend="memory://", ttl=10, refresh_ttl_on_get=True, ttl_refresh_threshold=2)
+    with caplog.at_level(logging.WARNING, logger="cachekit"):
+        g, calls = counted(backend="memory://", ttl=10, refresh_ttl_on_get=True, ttl_refresh_threshold=0.3)
+    assert "refresh_ttl_on_get is ignored" in caplog.text
+    assert g(1) == g(1) and calls == [1]
+
+
+def test_options_the_reference_decorator_does_not_take_are_refused():
+    for name in ("fast_mode", "encryption_fail_closed"):
+        with pytest.raises(TypeError, match=name):
+            counted(backend="memory://", **{name: True})
+
+
+# -- tenancy --------------------------------------------------------------------
+
+def test_deployment_uuid_is_the_encryption_tenant(monkeypatch):
+    b = Backend("memory://")
+    g, _ = counted(backend=b, encryption=True, master_key=KEY, deployment_uuid=T1.upper(), namespace="t")
+    assert spec(g)["tenant"] == T1  # canonicalised as the reference does
+    monkeypatch.setenv("CACHEKIT_DEPLOYMENT_UUID", T2)
+    e, _ = counted(backend=b, encryption=True, master_key=KEY, single_tenant_mode=True, namespace="t2")
+    assert spec(e)["tenant"] == T2
+    with pytest.raises(ConfigurationError, match="deployment_uuid"):
+        counted(backend=b, encryption=True, master_key=KEY, deployment_uuid="not-a-uuid")
+    with pytest.raises(ConfigurationError, match="canonical"):
+        cache(backend=b, encryption=True, master_key=KEY, deployment_uuid=T1.upper(), interop="op",
+              namespace="ns")(lambda x: x)
+
+
+def test_entries_of_one_deployment_are_unreadable_to_another():
+    b = Backend("memory://")
+    calls = []
+
+    def f(x):
+        calls.append(x)
+        return x * 2
+
+    f1 = cache(backend=b, encryption=True, master_key=KEY, deployment_uuid=T1, l1=False)(f)
+    f2 = cache(backend=b, encryption=True, master_key=KEY, deployment_uuid=T2, l1=False)(f)
+    assert f1(4) == 8 and f1(4) == 8 and calls == [4]
+    assert f2(4) == 8 and calls == [4, 4]  # same key, other tenant's keys: not authenticated, recomputed
+
+
+def test_tenant_extractor_and_single_tenant_mode_exclude_each_other():
+    with pytest.raises(ConfigurationError, match="both tenant_extractor and single_tenant_mode"):
+        counted(backend="memory://", encryption=True, master_key=KEY, single_tenant_mode=True,
+                tenant_extractor=lambda a, k: T1)
+
+
+class ArgumentNameExtractor:  # the reference's extractor protocol: .extract(args, kwargs) -> str
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def extract(self, args: tuple, kwargs: dict) -> str:
+        return kwargs[self.name]
+
+
+def test_tenant_extractor_seals_each_call_under_its_tenant():
+    b = Backend("memory://")
+    calls = []
+
+    @cache(backend=b, encryption=True, master_key=KEY, tenant_extractor=ArgumentNameExtractor("org"), ttl=60)
+    def report(x, org):
+        calls.append((x, org))
+        return {"x": x, "org": org}
+
+    assert report(1, org=T1) == {"x": 1, "org": T1}
+    assert report(1, org=T1) == {"x": 1, "org": T1}
+    assert report(1, org=T2) == {"x": 1, "org": T2}
+    assert calls == [(1, T1), (1, T2)]
+    assert report.cache_info().hits == 1 and report.cache_info().misses == 2
+    # Each tenant's core holds its tenant.
+    tenants = {st.core_spec[1]["tenant"] for st in report._cachekit.call.__self__.states.values()}
+    assert tenants == {T1, T2}
+    # A tenant that is not a UUID: run uncached, never under a shared key.
+    assert report(1, org="acme") == {"x": 1, "org": "acme"}
+    assert report(1, org="acme") == {"x": 1, "org": "acme"}
+    assert calls[-2:] == [(1, "acme"), (1, "acme")]
+    report.invalidate_cache(1, org=T1)
+    report(1, org=T1)
+    assert calls[-1] == (1, T1)
+
+
+def test_tenant_extractor_on_a_coroutine_function():
+    calls = []
+
+    @cache(backend="memory://", encryption=True, master_key=KEY, tenant_extractor=lambda a, k: a[1])
+    async def load(x, tenant):
+        calls.append(tenant)
+        return x
+
+    async def main():
+        assert await load(1, T1) == 1
+        assert await load(1, T1) == 1
+        assert await load(1, T2) == 1
+
+    asyncio.run(main())
+    assert calls == [T1, T2]
+
+
+# -- encryption fail_closed -----------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class EncryptionConfig:
+    enabled: Optional[bool] = None
+    master_key: Optional[str] = None
+    tenant_extractor: Any = None
+    single_tenant_mode: bool = False
+    deployment_uuid: Optional[str] = None
+    fail_closed: Optional[bool] = None
+
+
+def _tamper_all(b: Backend, g) -> None:
+    key = g._cachekit.cached_key((1,), {})
+    data = bytearray(b.get(key))
+    data[-1] ^= 1
+    b.set(key, bytes(data))
+
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_encryption_fail_closed_from_the_nested_config(closed):
+    b = Backend("memory://")
+    g, calls = counted(backend=b, l1=False, encryption=EncryptionConfig(enabled=True, master_key=KEY,
+                                                                        fail_closed=closed))
+    g(1)
+    _tamper_all(b, g)
+    if closed:
+        with pytest.raises(DecryptionAuthenticationError):
+            g(1)
+    else:
+        assert g(1) == {"x": 1} and calls == [1, 1]
+
+
+def test_encryption_fail_closed_from_the_environment(monkeypatch):
+    monkeypatch.setenv("CACHEKIT_ENCRYPTION_FAIL_CLOSED", "true")
+    b = Backend("memory://")
+    g, _ = counted(backend=b, l1=False, encryption=True, master_key=KEY)
+    g(1)
+    _tamper_all(b, g)
+    with pytest.raises(DecryptionAuthenticationError):
+        g(1)
+
+
+# -- master keys ------------------------------------------------------------------
+
+def test_master_key_spellings_the_reference_reads_derive_the_same_keys(monkeypatch):
+    b = Backend("memory://")
+    g, calls = counted(backend=b, l1=False, encryption=True, master_key=KEY, namespace="mk")
+    g(1)
+    spaced = " ".join(KEY[i:i + 2] for i in range(0, 64, 2)).upper()
+    h, hcalls = counted(backend=b, l1=False, encryption=True, master_key=spaced, namespace="mk")
+    # h's function has g's module and qualname: the same key
+    assert h(1) == {"x": 1} and hcalls == []  # read g's entry: same derived keys
+    monkeypatch.setenv("CACHEKIT_MASTER_KEY", spaced)
+    e, ecalls = counted(backend=b, l1=False, encryption=True, namespace="mk")
+    assert e(1) == {"x": 1} and ecalls == []
+
+
+@pytest.mark.parametrize("key,match", [("aa" * 31, "at least 32 bytes"), ("aa" * 48, "exactly 32"),
+                                       ("0x" + "aa" * 32, "hex-encoded"), ("zz" * 32, "hex-encoded")])
+def test_master_keys_the_core_cannot_take_are_refused_at_decoration(key, match):
+    with pytest.raises(ConfigurationError, match=match):
+        counted(backend="memory://", encryption=True, master_key=key)
+
+
+# -- set_default_backend ------------------------------------------------------------
+
+@pytest.fixture
+def default_backend_reset():
+    yield
+    set_default_backend(None)
+
+
+def test_set_default_backend_applies_at_the_first_call(default_backend_reset, tmp_path, monkeypatch):
+    monkeypatch.setenv("CACHEKIT_FILE_CACHE_DIR", str(tmp_path))
+    g, calls = counted(ttl=60, namespace="dflt")  # decorated before any default
+    b = Backend("memory://")
+    set_default_backend(b)
+    assert get_default_backend() is b and cachekit.set_default_backend is set_default_backend
+    assert g(1) == {"x": 1}
+    assert b.get(g._cachekit.cached_key((1,), {})) is not None  # the default, not the environment's
+    set_default_backend(Backend("memory://"))  # too late for g: its first call chose
+    assert g(1) == {"x": 1} and calls == [1]
+    g2, _ = counted(ttl=60, namespace="dflt2")
+    assert g2._cachekit.core_spec[1]["backend"] is get_default_backend()
+
+
+def test_set_default_backend_refuses_what_backend_refuses(default_backend_reset):
+    with pytest.raises(ConfigurationError):
+        set_default_backend("")
+    with pytest.raises(TypeError):
+        set_default_backend(42)
+
+
+# -- config= with nested objects -------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class L1CacheConfig:
+    enabled: bool = True
+    max_size_mb: Optional[int] = None
+    swr_enabled: bool = True
+    swr_threshold_ratio: float = 0.5
+
+
+@dataclasses.dataclass(frozen=True)
+class DecoratorConfig:
+    ttl: Optional[int] = None
+    namespace: Optional[str] = None
+    backend: Any = None
+    l1: L1CacheConfig = dataclasses.field(default_factory=L1CacheConfig)
+    encryption: EncryptionConfig = dataclasses.field(default_factory=EncryptionConfig)
+    circuit_breaker: CircuitBreakerConfig = dataclasses.field(default_factory=CircuitBreakerConfig)
+    backpressure: BackpressureConfig = dataclasses.field(default_factory=BackpressureConfig)
+
+
+def test_config_with_nested_objects_is_honoured():
+    b = Backend("memory://")
+    cfg = DecoratorConfig(ttl=30, namespace="cfg", backend=b,
+                          l1=L1CacheConfig(enabled=False, swr_enabled=False),
+                          encryption=EncryptionConfig(enabled=True, master_key=KEY, deployment_uuid=T1),
+                          circuit_breaker=CircuitBreakerConfig(failure_threshold=9),
+                          backpressure=BackpressureConfig(max_concurrent_requests=3))
+    g, calls = counted(config=cfg)
+    kw = spec(g)
+    assert (kw["l1"], kw["swr"], kw["encryption"], kw["tenant"]) == (False, False, True, T1)
+    assert (kw["breaker_failures"], kw["max_concurrency"]) == (9, 3)
+    g(1)
+    stored = b.get(g._cachekit.cached_key((1,), {}))
+    assert stored is not None and b"plaintext" not in stored
+    assert g(1) == {"x": 1} and calls == [1]
+
+
+def test_an_unknown_field_of_a_nested_mapping_is_refused():
+    with pytest.raises(TypeError, match="unexpected encryption field"):
+        counted(backend="memory://", encryption={"enabled": True, "master_key": KEY, "bogus": 1})
