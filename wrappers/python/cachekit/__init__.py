@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import pkgutil as _pkgutil
+from typing import Any
 
 # The compiled extension (cachekit/_ffi*.so) may live in another sys.path entry
 # than these sources (build_ext.py --out <dir>): let the package span both.
@@ -22,14 +23,14 @@ from cachekit._decorator import cache
 from cachekit._defaults import get_default_backend, set_default_backend
 from cachekit._stats import CacheInfo
 
-def generate_interop_key(namespace: str, operation: str, args: list) -> str:
+def generate_interop_key(namespace: str, operation: str, args: list[Any]) -> str:
     """The interop/v1 key for the flat, already-bound argument list `args`."""
     return interop_key(namespace, operation, list(args))
 
 
 def library_version() -> str:
     from cachekit._core import ffi, lib
-    return ffi.string(lib.cachekit_version_string()).decode()
+    return str(ffi.string(lib.cachekit_version_string()).decode())
 
 
 # The package is versioned as the libcachekit it was built against (setup.py), so the

@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Callable, Optional, TypeVar, overload
+from typing import Any, Callable, Optional, overload
 
 from cachekit import _codec
 from cachekit._async import AsyncL2Mixin
@@ -36,10 +36,10 @@ from cachekit._objmode import ObjectModeMixin
 from cachekit._refresh import RefreshMixin
 from cachekit._stats import StatsMixin
 from cachekit._tenants import TenantRouter
+from cachekit._types import P, R, CachedFunction
 
 log = logging.getLogger("cachekit")
 
-F = TypeVar("F", bound=Callable[..., Any])
 
 # The object-mode hit path in C (cachekit/_fastpath.c), when it is built and
 # not switched off with CACHEKIT_PY_FASTPATH=0 (read here, at import). None:
@@ -285,12 +285,12 @@ class _Decorator:
         return _make_wrapper(state)
 
     @overload
-    def __call__(self, fn: F) -> F: ...
+    def __call__(self, fn: Callable[P, R]) -> CachedFunction[P, R]: ...
 
     @overload
-    def __call__(self, fn: None = None, **kw: Any) -> Callable[[F], F]: ...
+    def __call__(self, fn: None = None, **kw: Any) -> Callable[[Callable[P, R]], CachedFunction[P, R]]: ...
 
-    def __call__(self, fn: Optional[Callable] = None, **kw: Any) -> Any:
+    def __call__(self, fn: Optional[Callable[..., Any]] = None, **kw: Any) -> Any:
         if fn is not None and callable(fn):
             return self._build(fn, kw)
         if fn is not None:
@@ -304,6 +304,13 @@ class _Decorator:
 
 
 class _Cache(_Decorator):
+    minimal: _Decorator
+    production: _Decorator
+    secure: _Decorator
+    dev: _Decorator
+    test: _Decorator
+    local: _Decorator
+
     def __init__(self) -> None:
         super().__init__({}, "cache")
         for name, d in _PRESETS.items():

@@ -39,7 +39,7 @@ def normalize_array(arr: Any, unsupported: type[Exception]) -> list[Any]:
     code = _DTYPES.get(arr.dtype.name)
     if code is None:
         raise unsupported(f"numpy dtype {arr.dtype.name!r} is not keyed (int32, int64, float32, float64)")
-    import numpy as np  # present: the argument is one of its arrays
+    import numpy as np  # type: ignore[import-not-found,unused-ignore]  # present: the argument is one of its arrays
 
     arr = np.ascontiguousarray(arr)
     if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and sys.byteorder == "big"):

@@ -51,7 +51,7 @@ def _int_at_least(obj: Any, name: str, default: int, low: int) -> int:
     v = _field(obj, name, default)
     if isinstance(v, bool) or not isinstance(v, int) or v < low:
         raise _bad(f"{name} must be an integer >= {low}, got {v!r}")
-    return v
+    return int(v)
 
 
 def _seconds(v: Any, name: str, positive: bool) -> float:
@@ -176,7 +176,7 @@ def encryption_tenant(opts: dict[str, Any], interop: bool) -> Optional[str]:
     return None
 
 
-def tenant_of_call(extractor: Any, args: tuple, kwargs: dict) -> str:
+def tenant_of_call(extractor: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     """A multi-tenant call's tenant: the extractor's answer, a UUID (canonical)."""
     ext = getattr(extractor, "extract", None)
     raw = ext(args, kwargs) if callable(ext) else extractor(args, kwargs)

@@ -33,7 +33,7 @@ class TenantRouter:
         b = self.base
         b.call, b.acall, b.invalidate, b.invalidate_all = self.call, self.acall, self.invalidate, self.invalidate_all
 
-    def state_for(self, args: tuple, kwargs: dict) -> Optional[Any]:
+    def state_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Optional[Any]:
         try:
             tenant = tenant_of_call(self.extractor, args, kwargs)
         except Exception as exc:
@@ -59,22 +59,22 @@ class TenantRouter:
             log.warning("cachekit: %s.%s runs uncached: %s", self.base.module, self.base.qualname, why)
 
     @staticmethod
-    def _plain(kwargs: dict) -> dict:
+    def _plain(kwargs: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in kwargs.items() if k != "_bypass_cache"}
 
-    def call(self, args: tuple, kwargs: dict) -> Any:
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         st = self.state_for(args, self._plain(kwargs))
         if st is None:
             return self.base.fn(*args, **self._plain(kwargs))
         return type(st).call(st, args, kwargs)
 
-    async def acall(self, args: tuple, kwargs: dict) -> Any:
+    async def acall(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         st = self.state_for(args, self._plain(kwargs))
         if st is None:
             return await self.base.fn(*args, **self._plain(kwargs))
         return await type(st).acall(st, args, kwargs)
 
-    def invalidate(self, args: tuple, kwargs: dict) -> None:
+    def invalidate(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if not args and not kwargs and self.base._has_params():
             self.invalidate_all()
             return
