@@ -244,6 +244,19 @@ class Runner:
         own = {**enc, "namespace": "zcten", "ref_options": {**SINGLE_TENANT, "deployment_uuid": tenant},
                "ours_options": {"tenant": tenant}}
         self.both_ways("zero-config Redis, encrypted, tenant " + tenant[:8], own, ["int"], env=env)
+        same = {**enc, "namespace": "zcdep", "options": {**enc["options"], "deployment_uuid": tenant}}
+        self.both_ways("zero-config Redis, encrypted, deployment_uuid on both sides", same, ["int"], env=env)
+
+    def user_backend(self) -> None:
+        """A user-defined backend object (get/set/delete/exists over the runner's Redis, the
+        same class on both sides): each SDK reads the other's entries through it, and the
+        keys it was handed are equal byte for byte."""
+        base = {"backend": {"user_redis": self.url}, "function": "echo", "namespace": "user",
+                "options": {"ttl": 300}}
+        self.both_ways("user-defined backend object", base, ["int", "str", "nested", "kwargs"])
+        enc = {**base, "namespace": "userenc", "options": {"ttl": 300, "encryption": True, "master_key": K1},
+               "ref_options": SINGLE_TENANT}
+        self.both_ways("user-defined backend object, encrypted", enc, ["int", "nested"])
 
     def aad_bytes(self, job: dict, env: dict) -> None:
         """Which AAD the reference's entry carries, by the bytes: open its ciphertext with the
@@ -309,7 +322,7 @@ def main() -> int:
         runner = Runner(ours_env, ref_python, server.port, tmp, os.path.join(a.build_dir, "tools", "cachekit"))
         try:
             for name in a.scenarios or ["auto_mode", "encryption", "ttl", "invalidation", "interop_mode",
-                                        "file_backend", "file_eviction", "zero_config"]:
+                                        "file_backend", "file_eviction", "zero_config", "user_backend"]:
                 getattr(runner, name)()
         finally:
             runner.redis.close()

@@ -7,7 +7,8 @@ which backend, decorator options and calls; the answer (stdout, one JSON line) s
 per call, who computed the value (its `writer` field) and whether this process ran the
 function body.
 
-Job: {"side": "ours"|"ref", "backend": {"redis": url} | {"file": dir[, "max_entries": n (ref)]} | {"zero_config": true},
+Job: {"side": "ours"|"ref", "backend": {"redis": url} | {"file": dir[, "max_entries": n (ref)]} | {"zero_config": true}
+     | {"user_redis": url} (a user-defined backend object over that Redis),
       "options": {decorator kwargs}, "ref_options" / "ours_options": {one side's only}, "function": name, "cases": [case names],
       "action": "call" | "invalidate", "interop": operation or null, "namespace": ns}
 """
@@ -96,10 +97,41 @@ FUNCTIONS = {"echo": echo, "with_default": with_default, "get_user": get_user, "
              "var": var}
 
 
+class UserRedisBackend:
+    """A user-defined backend (the reference's BaseBackend protocol) over the runner's
+    redis-server, the same class on both sides: each SDK hands it its keys and bytes."""
+
+    def __init__(self, url: str) -> None:
+        import os
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        from resp import Redis
+        self.redis = Redis(int(url.rsplit(":", 1)[1].split("/")[0]))
+
+    def get(self, key: str):
+        return self.redis("GET", key)
+
+    def set(self, key: str, value: bytes, ttl=None) -> None:
+        if ttl:
+            self.redis("SET", key, value, "EX", int(ttl))
+        else:
+            self.redis("SET", key, value)
+
+    def delete(self, key: str) -> bool:
+        return self.redis("DEL", key) == 1
+
+    def exists(self, key: str) -> bool:
+        return self.redis("EXISTS", key) == 1
+
+    def health_check(self):
+        return True, {"latency_ms": 0.0, "backend_type": "user-redis"}
+
+
 def backend_option() -> dict:
     b = JOB["backend"]
     if "zero_config" in b:
         return {}
+    if "user_redis" in b:
+        return {"backend": UserRedisBackend(b["user_redis"])}
     if SIDE == "ours":
         return {"backend": b["redis"] if "redis" in b else "file://" + b["file"]}
     if "redis" in b:

@@ -128,7 +128,9 @@ class CoreMixin:
             canonical = _options.master_key_hex(env_key, "CACHEKIT_MASTER_KEY")
             if canonical != env_key:  # another spelling the reference reads: hand the core its form
                 master_key = canonical
-        tenant = _options.encryption_tenant(opts, interop)
+        # The encryption tenant (deployment_uuid, CACHEKIT_DEPLOYMENT_UUID...) is resolved only when encrypting, as
+        # in the reference: a malformed one never stops a plaintext cache.
+        tenant = _options.encryption_tenant(opts, interop) if encryption else opts.get("tenant")
         tuning: dict[str, Any] = _options.timeout_options()
         if opts.get("circuit_breaker") is not None:
             tuning.update(_options.breaker_options(opts["circuit_breaker"]))

@@ -155,6 +155,9 @@ def encryption_tenant(opts: dict[str, Any], interop: bool) -> Optional[str]:
     if extractor is not None and opts.get("single_tenant_mode"):
         raise _bad("Cannot use both tenant_extractor and single_tenant_mode. Choose multi-tenant "
                    "(tenant_extractor) OR single-tenant (single_tenant_mode=True).")
+    if extractor is not None and interop:
+        raise _bad("interop mode does not take tenant_extractor: every SDK derives an interop entry's keys "
+                   "from one configured tenant")
     if extractor is not None and not (callable(getattr(extractor, "extract", None)) or callable(extractor)):
         raise TypeError("tenant_extractor must have .extract(args, kwargs) or be a callable (args, kwargs) -> str")
     if opts.get("tenant") is not None:

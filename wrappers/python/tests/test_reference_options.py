@@ -159,6 +159,20 @@ def test_entries_of_one_deployment_are_unreadable_to_another():
     assert f2(4) == 8 and calls == [4, 4]  # same key, other tenant's keys: not authenticated, recomputed
 
 
+def test_a_malformed_deployment_uuid_in_the_environment_stops_only_encrypted_caches(monkeypatch):
+    monkeypatch.setenv("CACHEKIT_DEPLOYMENT_UUID", "not-a-uuid")
+    g, _ = counted(backend="memory://")
+    assert g(1) == {"x": 1}
+    with pytest.raises(ConfigurationError, match="CACHEKIT_DEPLOYMENT_UUID"):
+        counted(backend="memory://", encryption=True, master_key=KEY)
+
+
+def test_interop_mode_refuses_a_tenant_extractor():
+    with pytest.raises(ConfigurationError, match="tenant_extractor"):
+        cache(backend="memory://", encryption=True, master_key=KEY, interop="op", namespace="ns",
+              tenant_extractor=lambda a, k: T1)(lambda x: x)
+
+
 def test_tenant_extractor_and_single_tenant_mode_exclude_each_other():
     with pytest.raises(ConfigurationError, match="both tenant_extractor and single_tenant_mode"):
         counted(backend="memory://", encryption=True, master_key=KEY, single_tenant_mode=True,
