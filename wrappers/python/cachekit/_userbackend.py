@@ -52,7 +52,9 @@ class BridgedCore(CoreCache):
         self._user = user_backend
         self._prefix = (kw["key_prefix"] or "").encode("utf-8")
         self._user_ttl: Optional[float] = ttl if ttl else None
-        self._bridge_lock = threading.Lock()  # one staged copy of a key at a time
+        # Bumped by every invalidation through this core (never held across the user's I/O).
+        self._epoch_lock = threading.Lock()
+        self._epoch = 0
 
     # The user's object -------------------------------------------------------
 
@@ -98,15 +100,20 @@ class BridgedCore(CoreCache):
             self._staging.set(self._prefix + key, data)
         return data
 
-    def _settle(self, key: bytes, staged: Optional[bytes], ttl: float) -> None:
+    def _settle(self, ns: Optional[bytes], key: bytes, staged: Optional[bytes], ttl: float, epoch: int) -> None:
         """After a core call: what the staging store holds now goes back to the
         user's backend. The staged bytes untouched: nothing to do; gone (the core
-        evicted an entry it refused): deleted there too; new bytes (a load or a
-        write): written there."""
+        evicted an entry it refused): deleted there too, if it still holds them;
+        new bytes (a load or a write): written there. Bytes staged before an
+        invalidation that came during the call are not kept in L1 (the caller
+        still gets its value, as any read racing an invalidation may)."""
+        if staged is not None and epoch != self._epoch:
+            CoreCache.invalidate(self, ns, key)
+            return
         pk = self._prefix + key
         cur = self._staging.get(pk)
         if cur is None:
-            if staged is not None:
+            if staged is not None and self._user_get(key) == staged:
                 self._user_delete(key)
             return
         self._staging.delete(pk)
@@ -115,26 +122,27 @@ class BridgedCore(CoreCache):
 
     # Reads -------------------------------------------------------------------
 
-    def _read(self, first: Callable[[], tuple[Optional[bytes], Any]], again: Callable[[], tuple[Optional[bytes], Any]],
-              key: bytes) -> tuple[Optional[bytes], Any]:
+    def _read(self, ns: Optional[bytes], first: Callable[[], tuple[Optional[bytes], Any]],
+              again: Callable[[], tuple[Optional[bytes], Any]], key: bytes) -> tuple[Optional[bytes], Any]:
         value, info = first()
         if value is not None:
             return value, info
-        with self._bridge_lock:
-            staged = self._stage(key)
-            if staged is None:
-                return again()
-            try:
-                return again()
-            finally:
-                self._settle(key, staged, 0.0)
+        epoch = self._epoch
+        staged = self._stage(key)
+        if staged is None:
+            return again()
+        try:
+            return again()
+        finally:
+            self._settle(ns, key, staged, 0.0, epoch)
 
     def get(self, ns: Optional[bytes], key: bytes) -> tuple[Optional[bytes], Any]:
-        return self._read(lambda: CoreCache.get(self, ns, key), lambda: CoreCache.get(self, ns, key), key)
+        return self._read(ns, lambda: CoreCache.get(self, ns, key), lambda: CoreCache.get(self, ns, key), key)
 
     def get_for_load(self, ns: Optional[bytes], key: bytes) -> tuple[Optional[bytes], Any]:
         # The first look takes no claim (an L1 hit needs none); the second does on a miss.
-        return self._read(lambda: CoreCache.get(self, ns, key), lambda: CoreCache.get_for_load(self, ns, key), key)
+        return self._read(ns, lambda: CoreCache.get(self, ns, key), lambda: CoreCache.get_for_load(self, ns, key),
+                          key)
 
     def get_or_load(self, ns: Optional[bytes], key: bytes, ttl: float, compute: Callable[[], bytes],
                     decode: Optional[Callable[[Any, int], Any]] = None) -> tuple[Any, Any]:
@@ -146,26 +154,28 @@ class BridgedCore(CoreCache):
                 return decode(value, info.temporal_keys), info
             except Exception as exc:
                 raise UnreadableValue(exc) from None
-        with self._bridge_lock:
-            staged = self._stage(key)
+        epoch = self._epoch
+        staged = self._stage(key)
         try:
             return CoreCache.get_or_load(self, ns, key, ttl, compute, decode)
         finally:
-            self._settle(key, staged, ttl)  # a load this caller ran (or led) lands in the user's backend
+            self._settle(ns, key, staged, ttl, epoch)  # a load this caller ran (or led) lands in the user's backend
 
     # Writes ------------------------------------------------------------------
 
     def put(self, ns: Optional[bytes], key: bytes, value: bytes, ttl: float) -> None:
         CoreCache.put(self, ns, key, value, ttl)
-        self._settle(key, None, ttl)
+        self._settle(ns, key, None, ttl, self._epoch)
 
     def put_refresh(self, ns: Optional[bytes], key: bytes, value: bytes, ttl: float, claim: int) -> bool:
         stored = CoreCache.put_refresh(self, ns, key, value, ttl, claim)
         if stored:
-            self._settle(key, None, ttl)
+            self._settle(ns, key, None, ttl, self._epoch)
         return stored
 
     def invalidate(self, ns: Optional[bytes], key: bytes) -> None:
+        with self._epoch_lock:
+            self._epoch += 1
         CoreCache.invalidate(self, ns, key)
         self._user_delete(key)
 

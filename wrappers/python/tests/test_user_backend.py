@@ -152,3 +152,40 @@ def test_a_coroutine_function_with_a_user_backend():
 
     asyncio.run(main())
     assert calls == [5] and len(user.data) == 1
+
+
+def test_an_invalidation_during_a_read_keeps_the_entry_it_raced_out_of_l1():
+    class Slow(DictBackend):
+        """get() pauses once, after reading, while the test invalidates the key."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.reading = threading.Event()
+            self.go_on = threading.Event()
+            self.pause = False
+
+        def get(self, key):
+            value = super().get(key)
+            if self.pause:
+                self.pause = False
+                self.reading.set()
+                self.go_on.wait(10)
+            return value
+
+    user = Slow()
+    f, calls = fn_pair()
+    g = cache(backend=user, ttl=60)(f)
+    g(1)
+    from cachekit._core import CoreCache
+    # Out of L1 only (the object keeps it): the next call reads the object.
+    CoreCache.invalidate(g._cachekit.core, g._cachekit.ns_bytes, g._cachekit.cached_key((1,), {}))
+    user.pause = True
+    reader = threading.Thread(target=g, args=(1,))
+    reader.start()
+    assert user.reading.wait(10)
+    g.invalidate_cache(1)  # while the reader holds the entry's old bytes
+    user.go_on.set()
+    reader.join(10)
+    assert calls == [1, 1]
+    g(1)  # not served from an L1 copy of the invalidated entry: recomputed
+    assert calls == [1, 1, 1]
