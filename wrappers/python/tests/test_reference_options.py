@@ -365,3 +365,13 @@ def test_config_with_nested_objects_is_honoured():
 def test_an_unknown_field_of_a_nested_mapping_is_refused():
     with pytest.raises(TypeError, match="unexpected encryption field"):
         counted(backend="memory://", encryption={"enabled": True, "master_key": KEY, "bogus": 1})
+
+
+@pytest.mark.parametrize("backend", [None, "memory://"], ids=["object-mode", "l2-mode"])
+def test_config_l1_swr_settings_are_honoured_in_every_mode(backend):
+    off, _ = counted(config=DecoratorConfig(backend=backend, l1=L1CacheConfig(swr_enabled=False)))
+    on, _ = counted(config=DecoratorConfig(backend=backend, l1=L1CacheConfig(swr_threshold_ratio=0.25)))
+    assert off._cachekit.swr_enabled is False
+    assert on._cachekit.swr_enabled is True and on._cachekit.swr_ratio == 0.25
+    if backend is not None:
+        assert spec(off)["swr"] is False and spec(on)["swr_threshold_ratio"] == 0.25
