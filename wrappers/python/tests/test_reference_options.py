@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import socket
 from typing import Any, Optional
 
 import pytest
@@ -56,8 +57,14 @@ class BackpressureConfig:
     timeout: float = 0.1
 
 
+def _closed_loopback_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # nothing listens once it is closed
+
+
 def test_circuit_breaker_settings_reach_the_core_breaker():
-    g, calls = counted(backend="redis://127.0.0.1:1", ttl=60,  # nothing listens on port 1
+    g, calls = counted(backend=f"redis://127.0.0.1:{_closed_loopback_port()}", ttl=60,
                        circuit_breaker=CircuitBreakerConfig(failure_threshold=2, recovery_timeout=0.5,
                                                             success_threshold=1, half_open_requests=1))
     kw = spec(g)
