@@ -19,6 +19,7 @@ type benchCase struct {
 	anchor     func(b *testing.B)
 	throughput bool    // compare ops/s (higher is better) instead of ns/op
 	target     float64 // the ratio to meet; 0 = report only
+	calibrated bool    // also measure G3cal beside each pair (parallel cases)
 	anchorDesc string
 }
 

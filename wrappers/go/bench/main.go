@@ -6,7 +6,7 @@
 // each, default 100ms), so both see the same machine load; the ratio is the
 // median of the pairs' ratios, figure and anchor the medians of their own.
 //
-//	cd wrappers/go/bench && GOMAXPROCS=2 go run . [G1 G2 G3 G4]
+//	cd wrappers/go/bench && GOMAXPROCS=2 go run . [G1 G2 G3 G3cal G3core G4]
 package main
 
 import (
@@ -44,10 +44,12 @@ func main() {
 	cases := []benchCase{
 		{id: "G1", figure: wrapHit, anchor: directHit, target: 1.2,
 			anchorDesc: "one direct cgo cachekit_cache_get_ex of the same key bytes (prepared once) + msgpack.Unmarshal into the same struct"},
-		{id: "G3", figure: parallelWrapHit, anchor: serialWrapHit, throughput: true, target: 1.7,
+		{id: "G3", figure: parallelWrapHit, anchor: serialWrapHit, throughput: true, target: 1.7, calibrated: true,
 			anchorDesc: fmt.Sprintf("the same Wrap1 L1 hits (64 keys) from 1 goroutine; figure: 2 goroutines per P (GOMAXPROCS=%d)", runtime.GOMAXPROCS(0))},
 		{id: "G3cal", figure: parallelCPU, anchor: serialCPU, throughput: true,
 			anchorDesc: "G3's calibration (report only): a pure Go loop with no shared state, 2 goroutines per P vs 1 goroutine; the parallel gain this machine allows now"},
+		{id: "G3core", figure: parallelCoreHits, anchor: serialCoreHits, throughput: true, calibrated: true,
+			anchorDesc: fmt.Sprintf("the C core alone (report only): G3's hits (cachekit_cache_peek_ex with a lookup report, 64 keys) from 1 pthread; figure: %d pthreads (GOMAXPROCS), no Go code in the loop", runtime.GOMAXPROCS(0))},
 		{id: "G4", figure: wrapHit, anchor: lruHit,
 			anchorDesc: "hashicorp/golang-lru/v2 keyed by the int64 argument, holding the same encoded bytes, + msgpack.Unmarshal (report only)"},
 	}
@@ -65,11 +67,15 @@ func main() {
 		if !want(c.id) {
 			continue
 		}
-		var figs, ancs, ratios []float64
+		var figs, ancs, ratios, cals, shares []float64
 		for r := 0; r < reps; r++ {
 			f := nsPerOp(testing.Benchmark(c.figure))
 			a := nsPerOp(testing.Benchmark(c.anchor))
 			figs, ancs, ratios = append(figs, f), append(ancs, a), append(ratios, f/a)
+			if c.calibrated { // G3cal's pair right after, under the same load
+				cal := nsPerOp(testing.Benchmark(serialCPU)) / nsPerOp(testing.Benchmark(parallelCPU))
+				cals, shares = append(cals, cal), append(shares, (a/f)/cal)
+			}
 		}
 		fig, anc, ratio := median(figs), median(ancs), median(ratios)
 		out := map[string]any{"case": c.id, "unit": "ns", "better": "lower", "anchor_desc": c.anchorDesc,
@@ -80,6 +86,12 @@ func main() {
 		}
 		if c.target != 0 {
 			out["target"] = c.target
+		}
+		if c.calibrated {
+			// calibration: G3cal's ratio measured beside each pair; of_available:
+			// the median of ratio / calibration, the share of the parallelism the
+			// machine gave a code sharing nothing at that moment that these hits got.
+			out["calibration"], out["of_available"] = round3(median(cals)), round3(median(shares))
 		}
 		line, _ := json.Marshal(out)
 		fmt.Println(string(line))
