@@ -53,6 +53,45 @@ func TestWrapUnderFailOpenWhileRedisIsStopped(t *testing.T) {
 	}
 }
 
+// GetOrLoad under the same outage: the loader's value, no error, in bounded
+// time (the first caller's C call pays the command timeout; the other
+// callers of its key wait for it in Go).
+func TestGetOrLoadUnderFailOpenWhileRedisIsStopped(t *testing.T) {
+	srv := startRedis(t)
+	c := openCache(t, Options{BackendURL: srv.URL(), CommandTimeout: 100 * time.Millisecond,
+		ConnectTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	load := func(context.Context) ([]byte, error) { return msgStr("loaded"), nil }
+	if _, err := c.GetOrLoad(ctx, "users", keyA, load); err != nil { // connected while Redis answers
+		t.Fatalf("with Redis up: %v", err)
+	}
+	srv.Pause()
+	defer srv.Resume()
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			key := fmt.Sprintf("users:get_user:cold%d", i%4) // pairs share a key
+			v, err := c.GetOrLoad(ctx, "users", key, load)
+			if err != nil || string(v) != string(msgStr("loaded")) {
+				errs <- fmt.Errorf("caller %d: %q, %v", i, v, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if elapsed := time.Since(start); elapsed > 20*time.Second {
+		t.Fatalf("callers took %v with Redis stopped; the command timeout is 100 ms", elapsed)
+	}
+}
+
 // Close while goroutines call wrapped functions (hits, misses and loads in
 // flight): every call returns a value or an error matching ErrClosed, never
 // a crash, and after Close every call gets ErrClosed.
