@@ -144,3 +144,75 @@ func TestWrapDuringCloseReturnsErrClosed(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Close while goroutines call every method of the cache (reads, writes,
+// loads in flight, invalidation, stats, metrics) on L1 only and on Redis:
+// each call succeeds, misses or gets ErrClosed, never another error nor a
+// crash, and every call after Close gets ErrClosed.
+func TestCloseWhileEveryMethodIsInUse(t *testing.T) {
+	for _, backend := range []string{"none", "redis"} {
+		t.Run(backend, func(t *testing.T) {
+			url := backend
+			if backend == "redis" {
+				url = startRedis(t).URL()
+			}
+			c, err := New(context.Background(), Options{BackendURL: url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			slowLoad := func(context.Context) ([]byte, error) {
+				time.Sleep(time.Millisecond)
+				return msgStr("loaded"), nil
+			}
+			calls := []func(i int) error{
+				func(i int) error { return c.Set(ctx, "users", fmt.Sprint("users:k:", i%20), msgStr("v"), 0) },
+				func(i int) error { _, err := c.Get(ctx, "users", fmt.Sprint("users:k:", i%20)); return err },
+				func(i int) error { return c.Delete(ctx, "users", fmt.Sprint("users:k:", i%20)) },
+				func(i int) error {
+					_, err := c.GetOrLoad(ctx, "users", fmt.Sprint("users:load:", i%7), slowLoad)
+					return err
+				},
+				func(i int) error { return c.InvalidateNamespace(ctx, "users") },
+				func(i int) error { return c.Clear(ctx) },
+				func(i int) error { _, err := c.Stats("users"); return err },
+				func(i int) error { _, err := c.MetricsText(); return err },
+			}
+			var wg sync.WaitGroup
+			stop := make(chan struct{})
+			bad := make(chan error, 2*len(calls))
+			for g, call := range calls {
+				for copies := 0; copies < 2; copies++ {
+					wg.Add(1)
+					go func(g int, call func(int) error) {
+						defer wg.Done()
+						for i := 0; ; i++ {
+							if err := call(i); err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrNotFound) {
+								bad <- fmt.Errorf("call %d: %v", g, err)
+								return
+							}
+							select {
+							case <-stop:
+								if err := call(i); !errors.Is(err, ErrClosed) {
+									bad <- fmt.Errorf("call %d after Close: %v, want ErrClosed", g, err)
+								}
+								return
+							default:
+							}
+						}
+					}(g, call)
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+			if err := c.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			close(stop)
+			wg.Wait()
+			close(bad)
+			for err := range bad {
+				t.Error(err)
+			}
+		})
+	}
+}
