@@ -42,3 +42,35 @@ func TestKeyMemoAgreesWithKey(t *testing.T) {
 		t.Fatalf("long argument: %q, %v; want %q", got, err, want)
 	}
 }
+
+// Hot arguments fewer than the memo's ways times its sets stay remembered:
+// after one round, no call of G3's 64 arguments recomputes its key (before
+// the memo had ways, a few dozen arguments already evicted each other).
+func TestKeyMemoKeepsHotArguments(t *testing.T) {
+	m := newKeyMemo()
+	f := Fn{Namespace: "users", Operation: "get"}
+	for id := int64(0); id < 64; id++ {
+		if _, err := m.key(&f, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remembered := map[*memoEntry]bool{}
+	for i := range m.slots {
+		if ent := m.slots[i].Load(); ent != nil {
+			remembered[ent] = true
+		}
+	}
+	for id := int64(0); id < 64; id++ {
+		if _, err := m.key(&f, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range m.slots {
+		if ent := m.slots[i].Load(); ent != nil && !remembered[ent] {
+			t.Fatalf("slot %d was replaced by a second round of the same 64 arguments", i)
+		}
+	}
+	if len(remembered) != 64 {
+		t.Fatalf("%d entries remembered for 64 arguments", len(remembered))
+	}
+}

@@ -273,3 +273,53 @@ func TestStaleWhileRevalidateRefreshesInTheBackground(t *testing.T) {
 	}
 	t.Fatalf("the refresh never landed (%d loads)", calls.Load())
 }
+
+// The same stampede through a wrapped function: 10,000 goroutines call it
+// with one cold argument; each asks L1 in one short C call, then all but one
+// wait in Go for the one compute (Wrap joins GetOrLoad's single flight).
+func TestWrapStampedeOf10000GoroutinesComputesOnceOnFewThreads(t *testing.T) {
+	for _, backend := range []string{"none", "redis"} {
+		t.Run(backend, func(t *testing.T) {
+			url := backend
+			if backend == "redis" {
+				url = startRedis(t).URL()
+			}
+			c := openCache(t, Options{BackendURL: url})
+			const callers = 10000
+			var calls atomic.Int64
+			release := make(chan struct{})
+			f := Fn{Namespace: "hot", Operation: "get_user", TTL: time.Minute}
+			get := Wrap1(c, f, func(_ context.Context, id int64) (user, error) {
+				calls.Add(1)
+				<-release
+				return user{ID: id, Name: "hot"}, nil
+			})
+			var wg sync.WaitGroup
+			var bad atomic.Int64
+			for i := 0; i < callers; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if u, err := get(context.Background(), 7); err != nil || u.ID != 7 || u.Name != "hot" {
+						bad.Add(1)
+					}
+				}()
+			}
+			key, err := Key(f.Namespace, f.Operation, int64(7))
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitForWaiters(t, c, flightKey{ns: f.Namespace, key: key}, callers)
+			threads := osThreads(t)
+			close(release)
+			wg.Wait()
+			if calls.Load() != 1 || bad.Load() != 0 {
+				t.Errorf("%d computes (want 1), %d callers with an error or a wrong value", calls.Load(), bad.Load())
+			}
+			if threads >= 64 {
+				t.Errorf("%d OS threads while %d goroutines waited, want < 64", threads, callers)
+			}
+			t.Logf("%d goroutines, %d compute, %d OS threads while they waited", callers, calls.Load(), threads)
+		})
+	}
+}

@@ -53,6 +53,45 @@ func TestWrapUnderFailOpenWhileRedisIsStopped(t *testing.T) {
 	}
 }
 
+// GetOrLoad under the same outage: the loader's value, no error, in bounded
+// time (the first caller's C call pays the command timeout; the other
+// callers of its key wait for it in Go).
+func TestGetOrLoadUnderFailOpenWhileRedisIsStopped(t *testing.T) {
+	srv := startRedis(t)
+	c := openCache(t, Options{BackendURL: srv.URL(), CommandTimeout: 100 * time.Millisecond,
+		ConnectTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	load := func(context.Context) ([]byte, error) { return msgStr("loaded"), nil }
+	if _, err := c.GetOrLoad(ctx, "users", keyA, load); err != nil { // connected while Redis answers
+		t.Fatalf("with Redis up: %v", err)
+	}
+	srv.Pause()
+	defer srv.Resume()
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			key := fmt.Sprintf("users:get_user:cold%d", i%4) // pairs share a key
+			v, err := c.GetOrLoad(ctx, "users", key, load)
+			if err != nil || string(v) != string(msgStr("loaded")) {
+				errs <- fmt.Errorf("caller %d: %q, %v", i, v, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if elapsed := time.Since(start); elapsed > 20*time.Second {
+		t.Fatalf("callers took %v with Redis stopped; the command timeout is 100 ms", elapsed)
+	}
+}
+
 // Close while goroutines call wrapped functions (hits, misses and loads in
 // flight): every call returns a value or an error matching ErrClosed, never
 // a crash, and after Close every call gets ErrClosed.
@@ -103,5 +142,77 @@ func TestWrapDuringCloseReturnsErrClosed(t *testing.T) {
 	close(bad)
 	for err := range bad {
 		t.Error(err)
+	}
+}
+
+// Close while goroutines call every method of the cache (reads, writes,
+// loads in flight, invalidation, stats, metrics) on L1 only and on Redis:
+// each call succeeds, misses or gets ErrClosed, never another error nor a
+// crash, and every call after Close gets ErrClosed.
+func TestCloseWhileEveryMethodIsInUse(t *testing.T) {
+	for _, backend := range []string{"none", "redis"} {
+		t.Run(backend, func(t *testing.T) {
+			url := backend
+			if backend == "redis" {
+				url = startRedis(t).URL()
+			}
+			c, err := New(context.Background(), Options{BackendURL: url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			slowLoad := func(context.Context) ([]byte, error) {
+				time.Sleep(time.Millisecond)
+				return msgStr("loaded"), nil
+			}
+			calls := []func(i int) error{
+				func(i int) error { return c.Set(ctx, "users", fmt.Sprint("users:k:", i%20), msgStr("v"), 0) },
+				func(i int) error { _, err := c.Get(ctx, "users", fmt.Sprint("users:k:", i%20)); return err },
+				func(i int) error { return c.Delete(ctx, "users", fmt.Sprint("users:k:", i%20)) },
+				func(i int) error {
+					_, err := c.GetOrLoad(ctx, "users", fmt.Sprint("users:load:", i%7), slowLoad)
+					return err
+				},
+				func(i int) error { return c.InvalidateNamespace(ctx, "users") },
+				func(i int) error { return c.Clear(ctx) },
+				func(i int) error { _, err := c.Stats("users"); return err },
+				func(i int) error { _, err := c.MetricsText(); return err },
+			}
+			var wg sync.WaitGroup
+			stop := make(chan struct{})
+			bad := make(chan error, 2*len(calls))
+			for g, call := range calls {
+				for copies := 0; copies < 2; copies++ {
+					wg.Add(1)
+					go func(g int, call func(int) error) {
+						defer wg.Done()
+						for i := 0; ; i++ {
+							if err := call(i); err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrNotFound) {
+								bad <- fmt.Errorf("call %d: %v", g, err)
+								return
+							}
+							select {
+							case <-stop:
+								if err := call(i); !errors.Is(err, ErrClosed) {
+									bad <- fmt.Errorf("call %d after Close: %v, want ErrClosed", g, err)
+								}
+								return
+							default:
+							}
+						}
+					}(g, call)
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+			if err := c.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			close(stop)
+			wg.Wait()
+			close(bad)
+			for err := range bad {
+				t.Error(err)
+			}
+		})
 	}
 }

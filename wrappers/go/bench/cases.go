@@ -19,6 +19,7 @@ type benchCase struct {
 	anchor     func(b *testing.B)
 	throughput bool    // compare ops/s (higher is better) instead of ns/op
 	target     float64 // the ratio to meet; 0 = report only
+	calibrated bool    // also measure G3cal beside each pair (parallel cases)
 	anchorDesc string
 }
 
@@ -208,4 +209,46 @@ func serialCPU(b *testing.B) {
 		acc += cpuWork(i)
 	}
 	sink.Add(acc)
+}
+
+// g3Values: G3's 64 stored values, encoded, in a Go map only read.
+func g3Values() map[int64][]byte {
+	m := map[int64][]byte{}
+	for id := int64(0); id < g3Keys; id++ {
+		v, err := cachekit.EncodeValue(smallUser{ID: id, Name: "Ann Example", Email: "ann@example.com", Active: true})
+		must(err)
+		m[id] = v
+	}
+	return m
+}
+
+// parallelDecode / serialDecode: G3dec, the hit's Go work alone (the same
+// values decoded into the same type, from a read-only map: no cgo, nothing
+// shared written), with G3's goroutines. Its ratio is what Go code that
+// allocates as a hit does can gain here: the garbage collector's work takes
+// the idle P for free in the serial run and a busy one in the parallel run.
+func parallelDecode(b *testing.B) {
+	m := g3Values()
+	b.SetParallelism(2)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for id := int64(0); pb.Next(); id = (id + 1) % g3Keys {
+			var u smallUser
+			if err := msgpack.Unmarshal(m[id], &u); err != nil || u.ID != id {
+				b.Fatal(u, err)
+			}
+		}
+	})
+}
+
+func serialDecode(b *testing.B) {
+	m := g3Values()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := int64(i % g3Keys)
+		var u smallUser
+		if err := msgpack.Unmarshal(m[id], &u); err != nil || u.ID != id {
+			b.Fatal(u, err)
+		}
+	}
 }

@@ -3,9 +3,10 @@
 //! Each side's function body counts its runs: a read of the other side's value
 //! must not run it. Exit 0 when every check passed, 1 otherwise; 77 (skipped)
 //! without redis-server.
+mod ours_side;
+mod py_side;
 #[path = "../../../../wrappers/rust/libcachekit/tests/support/mod.rs"]
 mod support;
-mod py_side;
 
 use cachekit::{CacheKit, CachekitError};
 use libcachekit::{cached, Cache};
@@ -97,6 +98,14 @@ fn main() {
     if args.len() == 3 && args[1] == "side" {
         if let Err(e) = py_side::run(&args[2]) {
             eprintln!("interop-rust side: {e}");
+            std::process::exit(2);
+        }
+        return;
+    }
+    // `ours-side '<json job>'`: our #[cached] in a Go <-> Rust scenario (ours_side.rs).
+    if args.len() == 3 && args[1] == "ours-side" {
+        if let Err(e) = ours_side::run(&args[2]) {
+            eprintln!("interop-rust ours-side: {e}");
             std::process::exit(2);
         }
         return;
