@@ -7,6 +7,7 @@ import threading
 from typing import Any, Optional
 from urllib.parse import quote
 
+from cachekit import _key_registry
 from cachekit._config import _UNSET, _backend_url, _secret_id
 from cachekit._core import Backend, CoreCache
 
@@ -79,6 +80,8 @@ if hasattr(os, "register_at_fork"):
 class CoreMixin:
     """Part of _Cached: its core handle (L2 mode)."""
 
+    registry_kept = False  # its core lists its keys in a key registry (_key_registry.py)
+
     @property
     def core(self) -> Optional[CoreCache]:
         """The core of this process (None in object mode), built on first use."""
@@ -91,12 +94,16 @@ class CoreMixin:
     def build_core(self) -> Optional[CoreCache]:
         if self.core_spec is None:
             return None
-        self._core = _core_for(*self.core_spec)
-        return self._core
+        core = _core_for(*self.core_spec)
+        # Before the first write: the core lists this function's keys in its key registry.
+        self.registry_kept = _key_registry.declare(self, core)
+        self._core = core
+        return core
 
     def after_fork(self) -> None:
         """In a forked child: no core, lock or refresh of the parent's is used."""
         self._core = None
+        self.registry_kept = False
         self.lock = threading.Lock()
         self.refreshing = set()
         self.aflights = {}
