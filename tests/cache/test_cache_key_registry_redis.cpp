@@ -1,6 +1,7 @@
 // The reference SDK's server-side key registry kept by the cache handle
 // (docs/redis.md "Key registry"), against a private redis-server:
-//  - each L2 write of a declared function's key (put, loaded value) adds the
+//  - each L2 write of a declared function's key (put, loaded value, a claimed
+//    load landed by put_refresh) adds the
 //    bare key to {prefix}ck:reg:{ns}:{16 hex of BLAKE3("module.qualname")}
 //    and sets the set's TTL to 7 days; keys of undeclared shapes are listed nowhere;
 //  - invalidate_function removes every listed key, whoever wrote it (another
@@ -119,12 +120,20 @@ void test_writes_list_the_key_with_a_seven_day_ttl(void **) {
     CT_OK(cachekit_cache_get_or_load(cache.get(), out.get(), nullptr, "reg", f2.data(), f2.size(),
                                      CACHEKIT_TTL_DEFAULT, &ct::ValueLoader::run, &loader));
     assert_int_equal(loader.calls.load(), 1);
+    // A load claimed by get_for_load, landed by put_refresh (the async wrappers' path).
+    const std::string f3 = auto_key("f", 3);
+    cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
+    Buf miss;
+    assert_int_equal(cachekit_cache_get_for_load(cache.get(), miss.get(), &info, "reg", f3.data(), f3.size()),
+                     CACHEKIT_ENOTFOUND);
+    CT_OK(cachekit_cache_put_refresh(cache.get(), "reg", f3.data(), f3.size(), kValue.data(), kValue.size(),
+                                     CACHEKIT_TTL_DEFAULT, info.refresh_claim));
     put(cache.get(), g1);  // g is not declared: listed nowhere
-    assert_true(raw.members(kSetF) == (std::set<std::string>{f1, f2}));
+    assert_true(raw.members(kSetF) == (std::set<std::string>{f1, f2, f3}));
     assert_false(raw.has(kSetG));
     const long long ttl = raw.integer({"TTL", kSetF});
     assert_true(ttl > 604800 - 60 && ttl <= 604800);
-    assert_true(raw.has(kPrefix + f1) && raw.has(kPrefix + f2) && raw.has(kPrefix + g1));
+    assert_true(raw.has(kPrefix + f1) && raw.has(kPrefix + f2) && raw.has(kPrefix + f3) && raw.has(kPrefix + g1));
 }
 
 void test_invalidate_function_removes_every_writers_keys(void **) {
