@@ -69,3 +69,30 @@ def test_explicit_redis_url_keeps_no_registry(redis_server):
     assert redis_cli(redis_server.port, "KEYS", "*ck:reg:*") == []
     f.invalidate_cache()
     assert redis_cli(redis_server.port, "KEYS", "*") == []
+
+
+def test_async_functions_list_and_drain_too(redis_server, monkeypatch):
+    import asyncio
+
+    redis_cli(redis_server.port, "FLUSHALL")
+    monkeypatch.setenv("CACHEKIT_REDIS_URL", redis_server.url)
+    calls = []
+
+    async def afetch(x):
+        calls.append(x)
+        return {"x": x}
+
+    afetch.__module__ = "tests.reg"
+    f = cache(namespace="regns", ttl=300)(afetch)
+
+    async def main():
+        await f(1)
+        await f(2)
+        registry = redis_cli(redis_server.port, "KEYS", "t:default:ck:reg:*")
+        assert len(registry) == 1 and len(redis_cli(redis_server.port, "SMEMBERS", registry[0])) == 2
+        await f.invalidate_cache()
+        assert redis_cli(redis_server.port, "KEYS", "*") == []
+        await f(1)
+        assert calls == [1, 2, 1]
+
+    asyncio.run(main())
