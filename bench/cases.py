@@ -49,6 +49,8 @@ CASES = [
          "raw hiredis GET of the same stored bytes on its own connection (L1 off)"),
     Case("B8c-14k", "cache/cache_redis_bench", "B8c-14k/cachekit", "B8c-14k/anchor", "real_time", "us", 1.2, "lower",
          "raw hiredis GET of the same stored bytes on its own connection (L1 off)"),
+    Case("KR1", "cache/cache_redis_bench", "KR1/registry", "KR1/plain", "real_time", "us", 1.2, "lower",
+         "the same put (100 B, L1 off) for a function not declared for the key registry: SET alone"),
     Case("B8-100", "redis/redis_bench", "B8-100/cachekit", "B8-100/anchor", "real_time", "us", 1.15, "lower",
          "raw hiredis GET of the same key (100 B) on its own connection"),
     Case("B8-14k", "redis/redis_bench", "B8-14k/cachekit", "B8-14k/anchor", "real_time", "us", 1.15, "lower",

@@ -7,6 +7,10 @@
 //   B8c-100/anchor    raw hiredis: redisCommand("GET %b") of the same stored
 //                     bytes on its own connection, reply copied into a buffer
 //   B8c-14k/...       the same with a 14 KiB payload
+//   KR1/registry      cachekit_cache_put of a 100-byte payload for a function
+//                     declared for the key registry (docs/redis.md "Key
+//                     registry"): SET + SADD + EXPIRE in one round trip
+//   KR1/plain         the same put for an undeclared function: SET alone
 // Real time (UseRealTime): the calls wait on the socket. Target <= 1.2x.
 // Starts its own redis-server on a free 127.0.0.1 port (the test harness)
 // and exits 77 when none is installed.
@@ -128,6 +132,23 @@ void run(benchmark::State &state, const Set *s, bool stored) {
     cachekit_buf_dispose(&out);
 }
 
+// Puts cycling over kKeys keys of one function (`fn`: "reg" is declared for the registry).
+void KR1_put(benchmark::State &state, const char *fn) {
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < kKeys; ++i) keys.push_back(std::string("ns:b8c:func:bench.") + fn + ":args:r1:" + std::to_string(i));
+    const std::string value = msgpack_str(100, 1);
+    size_t i = 0;
+    auto put = [&] {
+        const std::string &k = keys[i++ % kKeys];
+        if (cachekit_cache_put(cache, "b8c", k.data(), k.size(), value.data(), value.size(), 600) != CACHEKIT_OK) {
+            std::fprintf(stderr, "cachekit_cache_put: %s\n", cachekit_error_last_message());
+            std::abort();
+        }
+    };
+    for (int w = 0; w < kWarmup; ++w) put();
+    for (auto _ : state) put();
+}
+
 void B8c_cachekit(benchmark::State &state, const Set *s) { run<cache_get>(state, s, false); }
 void B8c_anchor(benchmark::State &state, const Set *s) { run<anchor_get>(state, s, true); }
 
@@ -158,6 +179,13 @@ int main(int argc, char **argv) {
         prepare(small_set, "100", 100);
         prepare(large_set, "14k", 14 * 1024);
 
+        const std::string head = "ns:b8c:func:bench.reg:args:";
+        int kept = 0;
+        if (cachekit_cache_track_function(cache, "b8c", "bench.reg", head.data(), head.size(), &kept) != CACHEKIT_OK ||
+            kept != 1)
+            throw std::runtime_error("track_function failed");
+        benchmark::RegisterBenchmark("KR1/registry", KR1_put, "reg")->UseRealTime();
+        benchmark::RegisterBenchmark("KR1/plain", KR1_put, "plain")->UseRealTime();
         benchmark::RegisterBenchmark("B8c-100/cachekit", B8c_cachekit, &small_set)->UseRealTime();
         benchmark::RegisterBenchmark("B8c-100/anchor", B8c_anchor, &small_set)->UseRealTime();
         benchmark::RegisterBenchmark("B8c-14k/cachekit", B8c_cachekit, &large_set)->UseRealTime();

@@ -905,6 +905,35 @@ CACHEKIT_API int cachekit_cache_invalidate(cachekit_cache *cache, const char *ns
 CACHEKIT_API int cachekit_cache_invalidate_namespace(cachekit_cache *cache, const char *ns) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_cache_clear(cachekit_cache *cache) CACHEKIT_NOEXCEPT;
 
+/* The reference SDK's server-side key registry (docs/redis.md "Key
+ * registry"), so that whole-function invalidation by any process, ours or
+ * the reference SDK's, removes every process's entries of the function.
+ * cachekit_cache_track_function declares a function: `function` is its
+ * identity as the reference hashes it ("{module}.{qualname}"), `ns` its
+ * namespace (NULL or "" for none), `key_head` the bytes every key of the
+ * function starts with, ending in ':' ("[ns:{ns}:]func:{fn}:args:" in auto
+ * mode, "{ns}:{operation}:" in interop mode). From then on each L2 write of
+ * such a key (put, loaded value, refresh) also runs SADD
+ * {key_prefix}ck:reg:{ns}:{16 hex of BLAKE3(function)} {key} and EXPIRE of
+ * that set to 7 days, in the same round trip; a failed registry write does
+ * not fail the put (counted as errors kind="registry" in the metrics text).
+ * `kept` (may be NULL) is set to 1 when the L2 keeps registries (Redis), 0
+ * otherwise (file, memory, no L2: nothing is written). Declare functions
+ * once per cache, before their first write.
+ * cachekit_cache_invalidate_function deletes every key the function's
+ * registry lists, whoever wrote it, from L2 (UNLINK of {key_prefix}{member},
+ * in SSCAN batches, each member removed after its key) and from this
+ * cache's L1, until the registry is empty (and so gone); `deleted` (may be
+ * NULL) gets the number of keys drained. Keys no registry lists (written
+ * before the declaration, by a failed registry write, or long-form keys no
+ * head covers) are not reached: invalidate them by key. Without a registry
+ * it does nothing and answers CACHEKIT_OK with 0. Since 0.2. */
+CACHEKIT_API int cachekit_cache_track_function(cachekit_cache *cache, const char *ns, const char *function,
+                                               const void *key_head, size_t key_head_len,
+                                               int *kept) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_invalidate_function(cachekit_cache *cache, const char *ns, const char *function,
+                                                    uint64_t *deleted) CACHEKIT_NOEXCEPT;
+
 /* Counters of a cache (all namespaces, or one). struct_size first; only the
  * fields that fit are written. Totals are exact at the moment they are read.
  * Since 0.1. */
@@ -1283,6 +1312,11 @@ CACHEKIT_API int cachekit_cache_invalidate_ex(cachekit_cache *cache, const char 
 CACHEKIT_API int cachekit_cache_invalidate_namespace_ex(cachekit_cache *cache, const char *ns,
                                                         cachekit_error *err) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_cache_clear_ex(cachekit_cache *cache, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_track_function_ex(cachekit_cache *cache, const char *ns, const char *function,
+                                                  const void *key_head, size_t key_head_len, int *kept,
+                                                  cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_invalidate_function_ex(cachekit_cache *cache, const char *ns, const char *function,
+                                                       uint64_t *deleted, cachekit_error *err) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_cache_stats_get_ex(cachekit_cache *cache, cachekit_cache_stats *out,
                                              const char *ns, cachekit_error *err) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_cache_metrics_text_ex(cachekit_cache *cache, cachekit_buf *out,

@@ -2,6 +2,7 @@
 
 #include <new>
 #include <thread>
+#include <vector>
 
 #include "cache/key_space.hpp"
 #include "codec/msgpack_bounds.hpp"
@@ -74,9 +75,11 @@ void Cache::before_fork() noexcept {
     claims_.fork_prepare();
     load_claims_.fork_prepare();
     log_.fork_prepare();
+    registry_.fork_prepare();
 }
 
 void Cache::after_fork_parent() noexcept {
+    registry_.fork_parent();
     log_.fork_parent();
     load_claims_.fork_parent();
     claims_.fork_parent();
@@ -85,6 +88,7 @@ void Cache::after_fork_parent() noexcept {
 
 // Fresh mutexes: taken by before_fork, or not at all under TSan (Locks::Many).
 void Cache::after_fork_child() noexcept {
+    registry_.fork_child();
     log_.fork_child();
     load_claims_.fork_child();
     claims_.fork_child();
@@ -307,7 +311,7 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
     bool in_l2 = false;
     if (config_.backend && how != Write::FillL1Only) {
         try {
-            in_l2 = backend_call(m, [&] { config_.backend->set(storage_key(key), stored.view(), expiry, deadline()); });
+            in_l2 = backend_call(m, [&] { write_l2(key, stored.view(), expiry, m); });
         } catch (const Error &e) {  // over the L2's own value limit: too large, as over ours
             if (e.code() != CACHEKIT_ETOOBIG) throw;
             m.too_large.add();
@@ -564,6 +568,40 @@ void Cache::forget_group(const std::function<void()> &record, const l2::KeySelec
         throw;
     }
     record();
+}
+
+void Cache::write_l2(std::string_view key, std::string_view stored, l2::Ttl expiry, metrics::NamespaceMetrics &m) {
+    std::optional<std::string> registry = registry_.set_of(key);
+    if (!registry) {
+        config_.backend->set(storage_key(key), stored, expiry, deadline());
+        return;
+    }
+    // The set's name and its members as the reference SDK writes them: the
+    // name under the cache's key_prefix, the member the bare key.
+    if (!config_.backend->set_registered(storage_key(key), stored, expiry, storage_key(*registry), key, deadline()))
+        m.registry_errors.add();  // fail open: the value is stored, only other processes' drains miss it
+}
+
+bool Cache::track_function(std::string_view ns, std::string_view function, std::string_view head) {
+    registry_.track(ns, function, head);
+    return config_.backend && config_.backend->keeps_registry();
+}
+
+uint64_t Cache::invalidate_function(std::string_view ns, std::string_view function) {
+    metrics::NamespaceMetrics &m = metrics_.of(ns);
+    std::vector<std::string> drained;
+    if (config_.backend && config_.backend->keeps_registry()) {
+        const std::string set = storage_key(KeyRegistry::set_name(ns, function));
+        backend_call(m, [&] {
+            drained = config_.backend->drain_registry(set, config_.key_prefix, l2::Deadline::after(config_.l2_timeout * 20));
+        });
+    }
+    // After the drain: loads and fills of these keys that began before it
+    // do not land (a fill whose L2 write raced the drain takes it back, as
+    // after invalidate), and this process's L1 lets the keys go.
+    for (const std::string &key : drained) forget_key(key, l1::L1Cache::hash_key(key));
+    m.invalidations.add();
+    return drained.size();
 }
 
 int Cache::invalidate(std::string_view ns, std::string_view key) {

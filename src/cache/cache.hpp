@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "cache/invalidation_log.hpp"
+#include "cache/key_registry.hpp"
 #include "cache/refresh_claims.hpp"
 #include "cache/single_flight.hpp"
 #include "cache/stored_value.hpp"
@@ -115,6 +116,15 @@ public:
     int invalidate(std::string_view ns, std::string_view key);
     int invalidate_namespace(std::string_view ns);
     int clear();
+    // The reference SDK's key registry (docs/redis.md "Key registry"): from
+    // now on each L2 write of a key starting with `head` also lists the key in
+    // the function's registry, in the same round trip. True when the L2 keeps
+    // registries (Redis); false otherwise (nothing is listed, nothing fails).
+    bool track_function(std::string_view ns, std::string_view function, std::string_view head);
+    // Delete every key the function's registry lists, whichever process (or
+    // SDK) wrote it, from L2 and from this cache's L1, and the emptied
+    // registry; the number of keys drained. 0 without a registry.
+    uint64_t invalidate_function(std::string_view ns, std::string_view function);
 
     const CacheConfig &config() const { return config_; }
     l1::L1Cache *l1() { return l1_.get(); }
@@ -151,6 +161,8 @@ private:
     // Copy what an L2 read found into L1 unless the key changed since the read began.
     void fill_l1(std::string_view ns, std::string_view key, std::string_view stored, uint64_t until,
                  InvalidationLog::Ticket ticket, l1::FillTicket l1_ticket);
+    // The L2 write of a store: with the key listed in its registry when one covers it.
+    void write_l2(std::string_view key, std::string_view stored, l2::Ttl expiry, metrics::NamespaceMetrics &m);
     // Invalidate one key: recorded and dropped from L1 before and after the L2 delete.
     void forget_key(std::string_view key, uint64_t key_hash);
     void forget_everywhere(std::string_view key, uint64_t key_hash, metrics::NamespaceMetrics &m);
@@ -191,6 +203,7 @@ private:
     static constexpr uint64_t kLoadClaimTag = uint64_t(1) << 63;
     RefreshClaims load_claims_{kLoadClaimTag};
     SingleFlight flights_;
+    KeyRegistry registry_;       // which keys are listed in which key registry
     // Serialise a key's in-memory check-and-store (L1 fill, store) against
     // its write and invalidation records; never held across an L2 call.
     std::array<std::mutex, 256> stripes_;

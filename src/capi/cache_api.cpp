@@ -255,6 +255,37 @@ CACHEKIT_API int cachekit_cache_clear(cachekit_cache *c) noexcept {
     return guarded([&] { return cache_of(c).clear(); });
 }
 
+namespace {
+// A function identity ("{module}.{qualname}"): non-empty UTF-8, NUL-terminated, at most 64 KiB.
+std::string_view function_arg(const char *function) {
+    require(function != nullptr, "function is NULL");
+    const size_t len = ::strnlen(function, kMaxKeyBytes + 1);
+    require(len > 0, "function is empty");
+    require(len <= kMaxKeyBytes, "function is longer than 64 KiB");
+    const std::string_view v(function, len);
+    if (!utf8_valid(v)) fail(CACHEKIT_EINVAL, "the function identity is not valid UTF-8");
+    return v;
+}
+}  // namespace
+
+CACHEKIT_API int cachekit_cache_track_function(cachekit_cache *c, const char *ns, const char *function,
+                                               const void *key_head, size_t key_head_len, int *kept) noexcept {
+    return guarded([&] {
+        const bool k = cache_of(c).track_function(ns_arg(ns), function_arg(function), key_arg(key_head, key_head_len));
+        if (kept) *kept = k ? 1 : 0;
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_cache_invalidate_function(cachekit_cache *c, const char *ns, const char *function,
+                                                    uint64_t *deleted) noexcept {
+    return guarded([&] {
+        const uint64_t n = cache_of(c).invalidate_function(ns_arg(ns), function_arg(function));
+        if (deleted) *deleted = n;
+        return CACHEKIT_OK;
+    });
+}
+
 CACHEKIT_API int cachekit_cache_stats_get(cachekit_cache *c, cachekit_cache_stats *out, const char *ns) noexcept {
     return guarded([&] {
         require(out != nullptr, "out is NULL");

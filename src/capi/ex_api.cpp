@@ -129,6 +129,10 @@ CACHEKIT_DEFINE_EX(cachekit_cache_invalidate_namespace, (cachekit_cache *cache, 
                    (cache, ns))
 CACHEKIT_DEFINE_EX(cachekit_cache_clear, (cachekit_cache *cache, cachekit_error *err),
                    (cache))
+CACHEKIT_DEFINE_EX(cachekit_cache_track_function, (cachekit_cache *cache, const char *ns, const char *function, const void *key_head, size_t key_head_len, int *kept, cachekit_error *err),
+                   (cache, ns, function, key_head, key_head_len, kept))
+CACHEKIT_DEFINE_EX(cachekit_cache_invalidate_function, (cachekit_cache *cache, const char *ns, const char *function, uint64_t *deleted, cachekit_error *err),
+                   (cache, ns, function, deleted))
 CACHEKIT_DEFINE_EX(cachekit_cache_stats_get, (cachekit_cache *cache, cachekit_cache_stats *out, const char *ns, cachekit_error *err),
                    (cache, out, ns))
 CACHEKIT_DEFINE_EX(cachekit_cache_metrics_text, (cachekit_cache *cache, cachekit_buf *out, cachekit_error *err),

@@ -34,6 +34,9 @@ struct Deadline {
 // A time to live: nullopt means no expiry.
 using Ttl = std::optional<std::chrono::milliseconds>;
 
+// How long a key registry lives after its last write: the reference SDK's 7 days.
+constexpr std::chrono::seconds kRegistryTtl{604800};
+
 struct KeyValue {
     std::string_view key;
     std::string_view value;
@@ -115,6 +118,33 @@ public:
     virtual bool unlock(std::string_view name, std::string_view token, Deadline deadline) = 0;
 
     virtual Health health(Deadline deadline) = 0;
+
+    // The key registry (docs/redis.md "Key registry"): a server-side set that
+    // lists the keys written for one function, so that any process can delete
+    // them all. Only a backend that keeps one (Redis) overrides these.
+    virtual bool keeps_registry() const noexcept { return false; }
+    // set, plus `member` added to the set `registry` whose lifetime is then
+    // renewed to kRegistryTtl, in the same round trip where the backend
+    // allows. The value's write fails as set's does; the registry's alone
+    // never throws: false when it failed (or the backend keeps none).
+    virtual bool set_registered(std::string_view key, std::string_view value, Ttl ttl, std::string_view registry,
+                                std::string_view member, Deadline deadline) {
+        (void)registry;
+        (void)member;
+        set(key, value, ttl, deadline);
+        return false;
+    }
+    // Delete the key `key_prefix` + member of every member of `registry`,
+    // each member leaving the set only after its key's UNLINK, in batches,
+    // until the set is empty (it then no longer exists). Returns the members
+    // drained. A backend without a registry drains nothing.
+    virtual std::vector<std::string> drain_registry(std::string_view registry, std::string_view key_prefix,
+                                                    Deadline deadline) {
+        (void)registry;
+        (void)key_prefix;
+        (void)deadline;
+        return {};
+    }
 
     // get plus the entry's remaining TTL (nullopt inside = no expiry). The
     // default asks twice; a backend that can answer in one round trip overrides it.

@@ -782,6 +782,98 @@ public:
         return deleted;
     }
 
+    bool keeps_registry() const noexcept override { return true; }
+
+    // SET, SADD and EXPIRE in one write, their replies read before any is
+    // judged (the connection stays in step); only the SET's can fail the call.
+    bool set_registered(std::string_view key, std::string_view value, Ttl ttl, std::string_view registry,
+                        std::string_view member, Deadline deadline) override {
+        char ms[24];
+        size_t ms_len = ttl_arg(ttl, ms);
+        char secs[24];
+        auto res = std::to_chars(secs, secs + sizeof secs, static_cast<long long>(kRegistryTtl.count()));
+        const size_t secs_len = static_cast<size_t>(res.ptr - secs);
+        Lease conn(pool_, deadline);
+        const char *set_argv[] = {"SET", data_or_empty(key), data_or_empty(value), "PX", ms};
+        const size_t set_lens[] = {3, key.size(), value.size(), 2, ms_len};
+        const char *sadd_argv[] = {"SADD", data_or_empty(registry), data_or_empty(member)};
+        const size_t sadd_lens[] = {4, registry.size(), member.size()};
+        const char *expire_argv[] = {"EXPIRE", data_or_empty(registry), secs};
+        const size_t expire_lens[] = {6, registry.size(), secs_len};
+        wire_.append(*conn, ttl ? 5 : 3, set_argv, set_lens);
+        wire_.append(*conn, 3, sadd_argv, sadd_lens);
+        wire_.append(*conn, 3, expire_argv, expire_lens);
+        Reply set = wire_.next(*conn, "SET", deadline);
+        Reply added = wire_.next(*conn, "SADD", deadline);
+        Reply renewed = wire_.next(*conn, "EXPIRE", deadline);
+        redis_replies::expect_ok(*set, wire_.where(), "SET");
+        return redis_replies::integer_of(*added).has_value() && redis_replies::integer_of(*renewed).has_value();
+    }
+
+    // SSCAN pages of the set; each page's UNLINKs and SREM go out with the
+    // next SSCAN (one round trip per page). A member written meanwhile is
+    // either drained or left for the next drain, never lost: it leaves the
+    // set only in the SREM that follows its key's UNLINK.
+    std::vector<std::string> drain_registry(std::string_view registry, std::string_view key_prefix,
+                                            Deadline deadline) override {
+        Lease conn(pool_, deadline);
+        const char *scan_argv[] = {"SSCAN", data_or_empty(registry), "0", "COUNT", kScanCount.data()};
+        size_t scan_lens[] = {5, registry.size(), 1, 5, kScanCount.size()};
+        const ReplyShape scan_shape = ReplyShape::nested(2, kScanMaxKeys);
+        Reply scan = wire_.run(*conn, 5, scan_argv, scan_lens, "SSCAN", deadline, scan_shape);
+        std::vector<std::string> drained;
+        std::vector<std::string> keys;
+        std::vector<const char *> unlink_argv, srem_argv;
+        std::vector<size_t> unlink_lens, srem_lens;
+        redis_replies::ScanPage page;
+        for (;;) {
+            redis_replies::scan_page(*scan, wire_.where(), page);
+            if (page.keys.empty() && !page.more) break;
+            const size_t first = drained.size();
+            keys.clear();
+            for (std::string_view member : page.keys) {
+                drained.emplace_back(member);
+                keys.emplace_back(std::string(key_prefix).append(member));
+            }
+            unlink_argv.assign(1, "UNLINK");
+            unlink_lens.assign(1, 6);
+            srem_argv.assign({"SREM", data_or_empty(registry)});
+            srem_lens.assign({4, registry.size()});
+            for (size_t i = 0; i < keys.size(); ++i) {
+                unlink_argv.push_back(keys[i].data());
+                unlink_lens.push_back(keys[i].size());
+                srem_argv.push_back(drained[first + i].data());
+                srem_lens.push_back(drained[first + i].size());
+            }
+            const bool any = !keys.empty();
+            if (any) {
+                wire_.append(*conn, static_cast<int>(unlink_argv.size()), unlink_argv.data(), unlink_lens.data());
+                wire_.append(*conn, static_cast<int>(srem_argv.size()), srem_argv.data(), srem_lens.data());
+            }
+            if (page.more) {
+                scan_argv[2] = data_or_empty(page.cursor);
+                scan_lens[2] = page.cursor.size();
+                wire_.append(*conn, 5, scan_argv, scan_lens, scan_shape);
+            }
+            if (any) {
+                Reply unlinked = wire_.next(*conn, "UNLINK", deadline);
+                Reply removed = wire_.next(*conn, "SREM", deadline);
+                std::string error;
+                if (!redis_replies::integer_of(*unlinked))
+                    error = redis_replies::describe(*unlinked, wire_.where(), "UNLINK");
+                else if (!redis_replies::integer_of(*removed))
+                    error = redis_replies::describe(*removed, wire_.where(), "SREM");
+                if (!error.empty()) {
+                    if (page.more) wire_.next(*conn, "SSCAN", deadline);  // keep the connection in step
+                    fail(CACHEKIT_EBACKEND, error);
+                }
+            }
+            if (!page.more) break;
+            scan = wire_.next(*conn, "SSCAN", deadline);
+        }
+        return drained;
+    }
+
     std::optional<std::string> lock(std::string_view name, milliseconds hold, Deadline deadline) override {
         if (hold.count() <= 0) fail(CACHEKIT_EINVAL, "lock: the hold time must be positive");
         crypto::ensure_sodium();

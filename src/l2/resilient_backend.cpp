@@ -151,6 +151,20 @@ uint64_t ResilientBackend::clear(const KeySelection &which, Deadline deadline) {
         Op::Sweep, deadline, [&](Deadline d) { return inner_->clear(which, d); }, [] { return uint64_t(0); });
 }
 
+bool ResilientBackend::set_registered(std::string_view key, std::string_view value, Ttl ttl,
+                                      std::string_view registry, std::string_view member, Deadline deadline) {
+    return run(
+        Op::Write, deadline, [&](Deadline d) { return inner_->set_registered(key, value, ttl, registry, member, d); },
+        [] { return false; });
+}
+
+std::vector<std::string> ResilientBackend::drain_registry(std::string_view registry, std::string_view key_prefix,
+                                                          Deadline deadline) {
+    return run(
+        Op::Sweep, deadline, [&](Deadline d) { return inner_->drain_registry(registry, key_prefix, d); },
+        [] { return std::vector<std::string>(); });
+}
+
 std::optional<std::string> ResilientBackend::lock(std::string_view name, milliseconds hold, Deadline deadline) {
     return run(
         Op::Admin, deadline, [&](Deadline d) { return inner_->lock(name, hold, d); },

@@ -76,6 +76,13 @@ public:
                                     Deadline deadline) override;
     bool unlock(std::string_view name, std::string_view token, Deadline deadline) override;
     Health health(Deadline deadline) override;
+    bool keeps_registry() const noexcept override { return inner_->keeps_registry(); }
+    // One write call (the value's SET decides its outcome; a failed registry write is not a failure).
+    bool set_registered(std::string_view key, std::string_view value, Ttl ttl, std::string_view registry,
+                        std::string_view member, Deadline deadline) override;
+    // A sweep, like clear: the caller's deadline, each round trip bounded by command_timeout.
+    std::vector<std::string> drain_registry(std::string_view registry, std::string_view key_prefix,
+                                            Deadline deadline) override;
 
     // A deadline of command_timeout from now (for callers without their own).
     Deadline default_deadline() const { return Deadline::after(config_.command_timeout); }

@@ -36,6 +36,7 @@ constexpr Field kFields[] = {
     {&NamespaceMetrics::wrong_key, &SeriesCounts::wrong_key},
     {&NamespaceMetrics::downgrade, &SeriesCounts::downgrade},
     {&NamespaceMetrics::serializer_mismatch, &SeriesCounts::serializer_mismatch},
+    {&NamespaceMetrics::registry_errors, &SeriesCounts::registry_errors},
 };
 
 // Namespaces are short: a byte loop beats a call into memcmp for them.

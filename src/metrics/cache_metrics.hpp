@@ -45,7 +45,7 @@ struct SeriesCounts {
     uint64_t l1_hits = 0, l2_hits = 0, misses = 0, stores = 0, loads = 0, load_errors = 0, waits = 0;
     uint64_t stale_served = 0, refreshes = 0, dropped_fills = 0, too_large = 0, invalidations = 0;
     uint64_t backend_errors = 0, timeouts = 0, corrupt = 0, tampered = 0, wrong_key = 0, downgrade = 0,
-             serializer_mismatch = 0;
+             serializer_mismatch = 0, registry_errors = 0;
     HistogramCounts<kLatencyBucketsMs.size()> l2_latency_ms;
     HistogramCounts<kSizeBucketsBytes.size()> stored_bytes;
 
@@ -60,6 +60,7 @@ public:
     StripedCounter l1_hits, l2_hits, misses, stores, loads, load_errors, waits;
     StripedCounter stale_served, refreshes, dropped_fills, too_large, invalidations;
     StripedCounter backend_errors, timeouts, corrupt, tampered, wrong_key, downgrade, serializer_mismatch;
+    StripedCounter registry_errors;  // key registry writes that failed (the value's write did not)
     Histogram<kLatencyBucketsMs.size()> l2_latency_ms{kLatencyBucketsMs};
     Histogram<kSizeBucketsBytes.size()> stored_bytes{kSizeBucketsBytes};
 

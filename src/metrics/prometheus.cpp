@@ -100,6 +100,7 @@ std::string prometheus_text(const CacheMetrics &metrics, const ExpositionContext
         err("wrong_key", m.wrong_key);
         err("downgrade", m.downgrade);
         err("serializer_mismatch", m.serializer_mismatch);
+        err("registry", m.registry_errors);
     }
     w.header("cachekit_stale_served_total", "counter", "Stale-while-revalidate hits served.");
     for (const SeriesCounts &m : all)

@@ -104,7 +104,8 @@ class Runner:
         only_ours = [k for k in k_ours if k not in k_ref]
         # The reference's key registry (t:{tenant}:ck:reg:{ns}:{blake3-64 of module.qualname},
         # a SET it SADDs each written key to) is its own extension, outside the protocol;
-        # libcachekit does not write it (docs/conformance.md, "Live interop").
+        # libcachekit writes it where the reference does (zero-config Redis, docs/redis.md
+        # "Key registry"), so a registry key only the reference wrote is reported.
         registry = [k for k in only_ref if REGISTRY_RE.fullmatch(k)]
         only_ref = [k for k in only_ref if k not in registry]
         self.check(scenario, not only_ref and not only_ours and len(k_ours) > 0,
@@ -258,6 +259,38 @@ class Runner:
                "ref_options": SINGLE_TENANT}
         self.both_ways("user-defined backend object, encrypted", enc, ["int", "nested"])
 
+    def key_registry(self) -> None:
+        """The reference's server-side key registry, live: one side writes from two
+        processes, the other's invalidate_cache() (no arguments) removes every entry and
+        the registry; the Redis keys and the registry's members the two sides wrote are
+        equal byte for byte."""
+        env = {"CACHEKIT_REDIS_URL": self.url}
+        base = {"backend": {"zero_config": True}, "function": "echo", "namespace": "reg", "options": {"ttl": 300}}
+        written = {}
+        for writer, other in (("ref", "ours"), ("ours", "ref")):
+            name = f"key registry [{writer} writes from two processes, {other} invalidates all]"
+            self.redis("FLUSHALL")
+            self.side(writer, {**base, "cases": ["int", "str"]}, env)
+            self.side(writer, {**base, "cases": ["nested", "kwargs"]}, env)  # a second process
+            keys = self.redis.keys()
+            registry = [k for k in keys if REGISTRY_RE.fullmatch(k)]
+            members = sorted(self.redis("SMEMBERS", registry[0])) if len(registry) == 1 else []
+            ttl = self.redis("TTL", registry[0]) if len(registry) == 1 else -2
+            self.check(name, len(registry) == 1 and len(members) == 4 and len(keys) == 5
+                       and all(b"t:default:" + m in keys for m in members) and 604000 < ttl <= 604800,
+                       "one registry (7-day TTL) listing the 4 entries of both processes", {"keys": keys,
+                                                                                              "members": members})
+            written[writer] = (keys, members)
+            self.side(other, {**base, "cases": [], "action": "invalidate_all"}, env)
+            after = self.redis.keys()
+            self.check(name, after == [], f"the {other} side's invalidation removed every entry and the registry",
+                       after)
+            got = self.side(writer, {**base, "cases": ["int", "nested"]}, env)
+            self.check(name, all(g["ran"] for g in got), "the writer recomputes", got)
+        self.check("key registry", sorted(written["ref"][0]) == sorted(written["ours"][0])
+                   and written["ref"][1] == written["ours"][1],
+                   "Redis keys and registry members equal byte for byte", written)
+
     def aad_bytes(self, job: dict, env: dict) -> None:
         """Which AAD the reference's entry carries, by the bytes: open its ciphertext with the
         `cachekit codec` tool under the prefixed (2026-10) and the bare cache key."""
@@ -322,7 +355,8 @@ def main() -> int:
         runner = Runner(ours_env, ref_python, server.port, tmp, os.path.join(a.build_dir, "tools", "cachekit"))
         try:
             for name in a.scenarios or ["auto_mode", "encryption", "ttl", "invalidation", "interop_mode",
-                                        "file_backend", "file_eviction", "zero_config", "user_backend"]:
+                                        "file_backend", "file_eviction", "zero_config", "user_backend",
+                                        "key_registry"]:
                 getattr(runner, name)()
         finally:
             runner.redis.close()

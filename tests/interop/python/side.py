@@ -10,7 +10,7 @@ function body.
 Job: {"side": "ours"|"ref", "backend": {"redis": url} | {"file": dir[, "max_entries": n (ref)]} | {"zero_config": true}
      | {"user_redis": url} (a user-defined backend object over that Redis),
       "options": {decorator kwargs}, "ref_options" / "ours_options": {one side's only}, "function": name, "cases": [case names],
-      "action": "call" | "invalidate", "interop": operation or null, "namespace": ns}
+      "action": "call" | "invalidate" | "invalidate_all", "interop": operation or null, "namespace": ns}
 """
 from __future__ import annotations
 
@@ -161,6 +161,10 @@ def main() -> None:
     if JOB.get("interop"):
         opts["interop"] = JOB["interop"]
     fn = cache(namespace=JOB.get("namespace"), **backend_option(), **opts)(FUNCTIONS[JOB["function"]])
+    if JOB.get("action") == "invalidate_all":  # every entry of the function, whoever wrote it
+        fn.invalidate_cache()
+        print(json.dumps({"side": SIDE, "package": cachekit.__file__, "results": []}))
+        return
     out = []
     for case in JOB["cases"]:
         if JOB["function"] == "get_user":

@@ -249,6 +249,8 @@ int cachekit_cache_get_for_load(cachekit_cache *cache, cachekit_buf *out, cachek
 int cachekit_cache_invalidate(cachekit_cache *cache, const char *ns, const void *key, size_t key_len);
 int cachekit_cache_invalidate_namespace(cachekit_cache *cache, const char *ns);
 int cachekit_cache_clear(cachekit_cache *cache);
+int cachekit_cache_track_function(cachekit_cache *cache, const char *ns, const char *function, const void *key_head, size_t key_head_len, int *kept);
+int cachekit_cache_invalidate_function(cachekit_cache *cache, const char *ns, const char *function, uint64_t *deleted);
 typedef struct cachekit_cache_stats {
     size_t struct_size;
     uint64_t l1_hits, l2_hits, misses, stores, loads, load_errors, waits;
@@ -362,6 +364,8 @@ int cachekit_cache_get_for_load_ex(cachekit_cache *cache, cachekit_buf *out, cac
 int cachekit_cache_invalidate_ex(cachekit_cache *cache, const char *ns, const void *key, size_t key_len, cachekit_error *err);
 int cachekit_cache_invalidate_namespace_ex(cachekit_cache *cache, const char *ns, cachekit_error *err);
 int cachekit_cache_clear_ex(cachekit_cache *cache, cachekit_error *err);
+int cachekit_cache_track_function_ex(cachekit_cache *cache, const char *ns, const char *function, const void *key_head, size_t key_head_len, int *kept, cachekit_error *err);
+int cachekit_cache_invalidate_function_ex(cachekit_cache *cache, const char *ns, const char *function, uint64_t *deleted, cachekit_error *err);
 int cachekit_cache_stats_get_ex(cachekit_cache *cache, cachekit_cache_stats *out, const char *ns, cachekit_error *err);
 int cachekit_cache_metrics_text_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_error *err);
 int cachekit_l1_options_init_ex(cachekit_l1_options *opts, size_t struct_size, cachekit_error *err);

@@ -663,6 +663,21 @@ class CoreCache:
         err = _new_err()
         _check(lib.cachekit_cache_clear_ex(self._h, err), err)
 
+    def track_function(self, ns: bytes, function: bytes, head: bytes) -> bool:
+        """Declare a function for the key registry (docs/redis.md "Key registry"):
+        True when the L2 keeps registries (Redis)."""
+        err = _new_err()
+        kept = ffi.new("int *")
+        _check(lib.cachekit_cache_track_function_ex(self._h, ns, function, head, len(head), kept, err), err)
+        return bool(kept[0])
+
+    def invalidate_function(self, ns: bytes, function: bytes) -> int:
+        """Delete every key the function's registry lists (any process's); the number drained."""
+        err = _new_err()
+        deleted = ffi.new("uint64_t *")
+        _check(lib.cachekit_cache_invalidate_function_ex(self._h, ns, function, deleted, err), err)
+        return int(deleted[0])
+
     # Introspection -----------------------------------------------------------
 
     def stats(self, ns: Optional[bytes] = None) -> dict[str, Any]:

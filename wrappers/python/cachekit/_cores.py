@@ -7,7 +7,7 @@ import threading
 from typing import Any, Optional
 from urllib.parse import quote
 
-from cachekit import _options
+from cachekit import _key_registry, _options
 from cachekit._config import _UNSET, _backend_url, _secret_id
 from cachekit._core import Backend, CoreCache
 from cachekit._defaults import get_default_backend
@@ -82,6 +82,8 @@ if hasattr(os, "register_at_fork"):
 class CoreMixin:
     """Part of _Cached: its core handle (L2 mode)."""
 
+    registry_kept = False  # its core lists its keys in a key registry (_key_registry.py)
+
     @property
     def core(self) -> Optional[CoreCache]:
         """The core of this process (None in object mode), built on first use."""
@@ -99,12 +101,16 @@ class CoreMixin:
             self.core_spec = self._core_spec(self.backend_at_first_call)
             _check_core(*self.core_spec)
             self.backend_at_first_call = None
-        self._core = _core_for(*self.core_spec)
-        return self._core
+        core = _core_for(*self.core_spec)
+        # Before the first write: the core lists this function's keys in its key registry.
+        self.registry_kept = _key_registry.declare(self, core)
+        self._core = core
+        return core
 
     def after_fork(self) -> None:
         """In a forked child: no core, lock or refresh of the parent's is used."""
         self._core = None
+        self.registry_kept = False
         self.lock = threading.Lock()
         self.refreshing = set()
         self.aflights = {}

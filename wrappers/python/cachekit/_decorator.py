@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any, Callable, Optional, overload
 
-from cachekit import _codec
+from cachekit import _codec, _key_registry
 from cachekit._async import AsyncL2Mixin
 from cachekit._config import (_check_choices, _LOAD_TIMEOUT, _ONE_YEAR, _PRESETS, _PROCESS_ID, _UNSET, _check_ttl,
                               _validate)
@@ -154,10 +154,13 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         if self.objects is not None:
             self.objects.clear()
             return
+        core = self.core  # built (and the function declared) before the registry is asked
         with self.lock:
             self.generation += 1
             keys = list(self.written)
             self.written.clear()
+        if self.registry_kept:  # every process's entries, the reference SDK's included
+            _key_registry.drain(self, core)
         for k in keys:
             try:
                 self.core.invalidate(self.ns_bytes, k)

@@ -157,6 +157,7 @@ class L2ModeMixin:
         return True
 
     def note_written(self, key: bytes) -> None:
-        """Remember a key this process stored (for invalidate_cache() without arguments)."""
-        if len(self.written) < _MAX_TRACKED_KEYS:
+        """Remember a key this process stored (for invalidate_cache() without
+        arguments), unless a key registry lists it (_key_registry.py)."""
+        if not self.registry_kept and len(self.written) < _MAX_TRACKED_KEYS:
             self.written.add(key)

@@ -606,6 +606,20 @@ extern "C" {
     ) -> c_int;
     pub fn cachekit_cache_invalidate_namespace(cache: *mut cachekit_cache, ns: *const c_char) -> c_int;
     pub fn cachekit_cache_clear(cache: *mut cachekit_cache) -> c_int;
+    pub fn cachekit_cache_track_function(
+        cache: *mut cachekit_cache,
+        ns: *const c_char,
+        function: *const c_char,
+        key_head: *const c_void,
+        key_head_len: usize,
+        kept: *mut c_int,
+    ) -> c_int;
+    pub fn cachekit_cache_invalidate_function(
+        cache: *mut cachekit_cache,
+        ns: *const c_char,
+        function: *const c_char,
+        deleted: *mut u64,
+    ) -> c_int;
     pub fn cachekit_cache_stats_get(
         cache: *mut cachekit_cache,
         out: *mut cachekit_cache_stats,
@@ -1043,6 +1057,22 @@ extern "C" {
         err: *mut cachekit_error,
     ) -> c_int;
     pub fn cachekit_cache_clear_ex(cache: *mut cachekit_cache, err: *mut cachekit_error) -> c_int;
+    pub fn cachekit_cache_track_function_ex(
+        cache: *mut cachekit_cache,
+        ns: *const c_char,
+        function: *const c_char,
+        key_head: *const c_void,
+        key_head_len: usize,
+        kept: *mut c_int,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_invalidate_function_ex(
+        cache: *mut cachekit_cache,
+        ns: *const c_char,
+        function: *const c_char,
+        deleted: *mut u64,
+        err: *mut cachekit_error,
+    ) -> c_int;
     pub fn cachekit_cache_stats_get_ex(
         cache: *mut cachekit_cache,
         out: *mut cachekit_cache_stats,

@@ -73,6 +73,8 @@ fn every_function_links() {
         cachekit_cache_invalidate as *const (),
         cachekit_cache_invalidate_namespace as *const (),
         cachekit_cache_clear as *const (),
+        cachekit_cache_track_function as *const (),
+        cachekit_cache_invalidate_function as *const (),
         cachekit_cache_stats_get as *const (),
         cachekit_cache_metrics_text as *const (),
         cachekit_l1_options_init as *const (),
@@ -141,6 +143,8 @@ fn every_function_links() {
         cachekit_cache_invalidate_ex as *const (),
         cachekit_cache_invalidate_namespace_ex as *const (),
         cachekit_cache_clear_ex as *const (),
+        cachekit_cache_track_function_ex as *const (),
+        cachekit_cache_invalidate_function_ex as *const (),
         cachekit_cache_stats_get_ex as *const (),
         cachekit_cache_metrics_text_ex as *const (),
         cachekit_l1_options_init_ex as *const (),
@@ -154,6 +158,6 @@ fn every_function_links() {
         cachekit_l1_clear_ex as *const (),
         cachekit_l1_stats_ex as *const (),
     ];
-    assert_eq!(symbols.len(), 148);
+    assert_eq!(symbols.len(), 152);
     assert!(symbols.iter().all(|p| !p.is_null()));
 }
