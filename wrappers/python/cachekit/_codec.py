@@ -18,7 +18,7 @@ from cachekit._core import InteropError, lib, key_auto, key_interop, msgpack_can
 
 __all__ = [
     "UnsupportedArgument", "normalize", "pack_auto_args", "auto_key", "encode_value", "decode_value",
-    "encode_auto_value", "decode_auto_value",
+    "encode_auto_value", "decode_auto_value", "AUTO_SERIALIZERS",
     "to_interop", "pack_interop_args", "interop_key", "encode_interop_value", "decode_interop_value",
 ]
 
@@ -105,6 +105,8 @@ def auto_key(namespace: str | None, module: str, qualname: str, args: tuple, kwa
 # arrays (it is the language-neutral form, as in the reference).
 # ---------------------------------------------------------------------------
 
+# The names of the reference's AutoSerializer (its frames are tagged "auto").
+AUTO_SERIALIZERS = frozenset({"auto", "pythonic"})
 _TEMPORAL = {_dt.datetime: "__datetime__", _dt.date: "__date__", _dt.time: "__time__"}
 _BUILTIN_BASES = (bool, int, float, str, bytes, bytearray, memoryview, list, tuple, dict, set, frozenset)
 

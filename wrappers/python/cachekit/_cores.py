@@ -7,6 +7,7 @@ import threading
 from typing import Any, Optional
 from urllib.parse import quote
 
+from cachekit._codec import AUTO_SERIALIZERS
 from cachekit._config import _UNSET, _backend_url, _secret_id
 from cachekit._core import Backend, CoreCache
 
@@ -109,6 +110,8 @@ class CoreMixin:
         """(configuration identity, CoreCache keyword arguments)."""
         backend = opts.get("backend", _UNSET)
         interop = self.interop_op is not None
+        # The reference's "auto" serializer tags its frames "auto" (the core writes and reads that tag).
+        auto_serializer = not interop and self.serializer_id in AUTO_SERIALIZERS
         encryption = bool(opts.get("encryption", False))
         master_key = opts.get("master_key")
         if encryption and master_key is None and not os.environ.get("CACHEKIT_MASTER_KEY"):
@@ -142,8 +145,8 @@ class CoreMixin:
                _secret_id(master_key), tenant, key_prefix, l1, l1_bytes, swr, self.swr_ratio if swr else 0.0, fail_closed,
                os.environ.get("CACHEKIT_REDIS_URL"), os.environ.get("CACHEKIT_FILE_CACHE_DIR"),
                os.environ.get("REDIS_URL"),
-               _secret_id(os.environ.get("CACHEKIT_MASTER_KEY")) if encryption else None)
-        return cfg, dict(backend_url=url, backend=backend_obj, interop=interop,
+               _secret_id(os.environ.get("CACHEKIT_MASTER_KEY")) if encryption else None, auto_serializer)
+        return cfg, dict(backend_url=url, backend=backend_obj, interop=interop, auto_serializer=auto_serializer,
                          integrity=None if interop else self.integrity, encryption=encryption, master_key=master_key,
                          tenant=tenant, key_prefix=key_prefix, l1=l1, l1_max_bytes=l1_bytes, swr=swr,
                          swr_threshold_ratio=self.swr_ratio if swr else 0.0, fail_closed=fail_closed)

@@ -19,9 +19,6 @@ _VALUE, _RAISE, _COMPUTE, _RETRY, _UNREADABLE = object(), object(), object(), ob
 
 log = logging.getLogger("cachekit")
 
-# The names of the reference's AutoSerializer (Python types kept: tuple, set, frozenset, UUID).
-_AUTO_SERIALIZERS = frozenset({"auto", "pythonic"})
-
 
 class _Unstorable(Exception):
     """A computed value the serializer cannot store: every caller of that load
@@ -40,12 +37,12 @@ class L2ModeMixin:
     def encode(self, v: Any) -> bytes:
         if self.interop_op is not None:
             return _codec.encode_interop_value(v)
-        if self.serializer_id in _AUTO_SERIALIZERS:
+        if self.serializer_id in _codec.AUTO_SERIALIZERS:
             return _codec.encode_auto_value(v)
         return _codec.encode_value(v)
 
     def decode(self, data: Any, temporal_keys: int = -1) -> Any:
-        if self.serializer_id in _AUTO_SERIALIZERS:
+        if self.serializer_id in _codec.AUTO_SERIALIZERS:
             return _codec.decode_auto_value(data, temporal_keys)
         return _codec.decode_value(data, temporal_keys)
 
