@@ -106,6 +106,17 @@ def test_auto_serializer_writes_the_reference_bytes():
     assert _same(g._cachekit.decode(REFERENCE_AUTO_BYTES), REFERENCE_AUTO_VALUE)
 
 
+@pytest.mark.parametrize("serializer,tag", [("auto", b'{"s": "auto"'), ("pythonic", b'{"s": "auto"'),
+                                           ("default", b'{"s": "default"'), ("std", b'{"s": "default"')])
+def test_frames_carry_the_reference_serializer_tag(serializer, tag):
+    """The reference reads an entry only under its own serializer's tag ("auto" for auto and pythonic)."""
+    backend = Backend("memory://")
+    g, _ = _returning([1], backend=backend, namespace="tag", serializer=serializer)
+    g(1)
+    stored = backend.get(g._cachekit.key_for((1,), {}))
+    assert stored[:3] == b"CK\x03" and tag in stored
+
+
 def test_pythonic_is_the_auto_serializer():
     g, calls = _returning((1, 2), backend=Backend("memory://"), namespace="py", serializer="pythonic", l1=False)
     g(1)
