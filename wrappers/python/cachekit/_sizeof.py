@@ -13,7 +13,9 @@ The estimate (checked against tracemalloc in tests/test_objcache_memory.py):
   keys, module constants, objects shared between entries);
 - a container longer than SAMPLE is charged by the average of SAMPLE of its
   elements (spread over a list or tuple, the first ones of a set or dict) times
-  its length, so a store never walks more than a bounded part of a huge value.
+  its length, and one estimate visits at most MAX_NODES objects (those beyond
+  are charged their shallow size), so a store never walks more than a bounded
+  part of a huge value.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from typing import Any
 
 MAX_DEPTH = 20
 SAMPLE = 1000
+MAX_NODES = 20_000  # objects one estimate visits at most (the rest: their shallow size)
 # The OrderedDict's cost per key (hash table entry and index at its average
 # fill, plus the node of its order), measured on CPython 3.11.
 ODICT_SLOT = 100
@@ -55,21 +58,26 @@ def _shared(obj: Any) -> bool:
 
 
 def estimate(obj: Any) -> int:
-    """Bytes held by `obj` and what only it references (see the module's description)."""
+    """Bytes held by `obj` and what only it references (see the module's description).
+    Never raises: a value that cannot be walked (a container another thread
+    resizes meanwhile, a failing __sizeof__) is charged its shallow size."""
     if _shared(obj):
         return 0
-    return _deep(obj, 0)
+    try:
+        return _deep(obj, 0, [MAX_NODES])
+    except Exception:
+        return _getsizeof(obj, 64)
 
 
-def _child(obj: Any, depth: int) -> int:
+def _child(obj: Any, depth: int, budget: list) -> int:
     # Called with the element bound to the caller's loop variable: a reference
     # count above an owned element's means someone else holds it too.
     if _refcount(obj) > _OWNED or _shared(obj):
         return 0
-    return _deep(obj, depth)
+    return _deep(obj, depth, budget)
 
 
-def _rc_probe(obj: Any, depth: int) -> int:
+def _rc_probe(obj: Any, depth: int, budget: list) -> int:
     return _refcount(obj)
 
 
@@ -78,16 +86,17 @@ def _owned_refcount() -> int:
     (measured through the same call shape: it varies between CPython versions)."""
     box = [object()]
     for v in box:
-        return _rc_probe(v, 0)
+        return _rc_probe(v, 0, [])
     return 0
 
 
 _OWNED = _owned_refcount()
 
 
-def _deep(obj: Any, depth: int) -> int:
-    size = _getsizeof(obj)
-    if depth >= MAX_DEPTH:
+def _deep(obj: Any, depth: int, budget: list) -> int:
+    size = _getsizeof(obj, 64)
+    budget[0] -= 1
+    if depth >= MAX_DEPTH or budget[0] <= 0:
         return size
     depth += 1
     t = type(obj)
@@ -96,7 +105,7 @@ def _deep(obj: Any, depth: int) -> int:
         part = 0
         for k in islice(obj, SAMPLE):
             v = obj[k]
-            part += _child(k, depth) + _child(v, depth)
+            part += _child(k, depth, budget) + _child(v, depth, budget)
         return size + (part if n <= SAMPLE else part * n // SAMPLE)
     if isinstance(obj, (list, tuple)) and len(obj) > SAMPLE:
         n = len(obj)
@@ -104,13 +113,13 @@ def _deep(obj: Any, depth: int) -> int:
         part = 0
         for i in range(0, step * SAMPLE, step):  # spread over the whole sequence
             v = obj[i]
-            part += _child(v, depth)
+            part += _child(v, depth, budget)
         return size + part * n // SAMPLE
     if isinstance(obj, _SEQUENCES):
         n = len(obj)
         part = 0
         for v in islice(obj, SAMPLE):
-            part += _child(v, depth)
+            part += _child(v, depth, budget)
         return size + (part if n <= SAMPLE else part * n // SAMPLE)
     if t.__module__ != "builtins":
         try:
@@ -118,5 +127,5 @@ def _deep(obj: Any, depth: int) -> int:
         except Exception:  # no __dict__ (slots, extension types), or a descriptor that refuses
             return size
         if type(d) is dict:
-            size += _deep(d, depth)
+            size += _deep(d, depth, budget)
     return size

@@ -89,6 +89,32 @@ def test_estimate_rules():
     assert ENTRY_OVERHEAD > 150  # the entry list, its floats, the OrderedDict's share
 
 
+def test_estimate_is_bounded_and_never_raises():
+    from cachekit import _sizeof
+
+    visits = []
+    real = _sizeof._deep
+
+    def counting(obj, depth, budget):
+        visits.append(1)
+        return real(obj, depth, budget)
+
+    wide = [[[str(i * j) + "x" for j in range(100)] for _ in range(100)] for i in range(100)]  # 1M leaves
+    _sizeof._deep = counting
+    try:
+        assert estimate(wide) > 0
+    finally:
+        _sizeof._deep = real
+    assert len(visits) <= _sizeof.MAX_NODES + _sizeof.SAMPLE * _sizeof.MAX_DEPTH  # then shallow sizes only
+
+    class BadSize:
+        def __sizeof__(self):
+            raise ValueError("no size")
+
+    assert estimate([BadSize()]) > 0
+    assert estimate(BadSize()) == 64
+
+
 def test_byte_budget_bounds_what_is_held():
     """l1_max_size_mb=1 with ~1 KiB values: about a thousand entries stay, and
     tracemalloc sees about 1 MiB held (the budget the charges count against)."""
