@@ -66,7 +66,10 @@ def estimate(obj: Any) -> int:
     try:
         return _deep(obj, 0, [MAX_NODES])
     except Exception:
-        return _getsizeof(obj, 64)
+        try:
+            return _getsizeof(obj, 64)
+        except Exception:  # its own __sizeof__ fails
+            return 64
 
 
 def _child(obj: Any, depth: int, budget: list) -> int:
