@@ -705,7 +705,7 @@ typedef struct cachekit_cache cachekit_cache;
 #define CACHEKIT_FORMAT_INTEROP 1 /* interop/v1: every CacheKit SDK reads it */
 /* Auto mode under the reference Python SDK's "auto" serializer: the frame is
  * tagged "auto" (not "default") and only such frames are read; the payload is
- * the wrapper's (MessagePack with that serializer's type markers). Since 0.3. */
+ * the wrapper's (MessagePack with that serializer's type markers). Since 0.2. */
 #define CACHEKIT_FORMAT_AUTO_PYTHON 2
 
 /* ttl_seconds value meaning "the cache's default TTL" in calls that take a TTL. */
