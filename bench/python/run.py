@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Python wrapper benchmarks (B4, B7, B8py, A1). One JSON line per case:
+"""Python wrapper benchmarks (B4, B7, B8py, A1, O1). One JSON line per case:
 
 {"case": "B4", "figure": ns, "anchor": ns, "unit": "ns", "ratio": figure/anchor,
  "target": t, "better": "lower", "anchor_desc": "..."}
 
-Usage: CACHEKIT_BUILD=<meson builddir> /usr/bin/python3 bench/python/run.py [B4 B7 B8py]
+Usage: CACHEKIT_BUILD=<meson builddir> /usr/bin/python3 bench/python/run.py [B4 B7 B8py A1 O1]
 (CACHEKIT_BUILD defaults to build-bench, relative to the source root.) The
 extensions (cachekit._ffi, cachekit._fastpath) are compiled against that build
 tree into <builddir>/bench/python-ext, again when either is missing or
@@ -236,7 +236,50 @@ def a1() -> None:
         loop.close()
 
 
-CASES = {"B4": b4, "B7": b7, "B8py": b8py, "A1": a1}
+def o1() -> None:
+    """Object mode (backend=None): a store of a new key into a full cache of
+    1,000,000 entries (each store evicts one) beside a store of a new key into
+    an empty cache, both through the decorated function (miss, call, store)."""
+    from cachekit import cache
+    size = 1_000_000
+    number = 20_000
+
+    def ident(x):
+        return x
+
+    full = cache(backend=None, ttl=3600, max_entries=size, l1_max_size_mb=4096, swr_enabled=False)(ident)
+    empty = cache(backend=None, ttl=3600, max_entries=size, l1_max_size_mb=4096, swr_enabled=False)(ident)
+    for i in range(size):
+        full(10_000_000 + i)
+    assert len(full._cachekit.objects) == size
+    keys = iter(range(20_000_000, 1 << 62))
+
+    def stores(f) -> float:
+        batch = [next(keys) for _ in range(number)]
+        t = time.perf_counter()
+        for k in batch:
+            f(k)
+        return time.perf_counter() - t
+
+    rows = []
+    for i in range(21):
+        empty.cache_clear()  # outside the timed region: the anchor starts empty every time
+        if i % 2:
+            a = stores(empty)
+            f = stores(full)
+        else:
+            f = stores(full)
+            a = stores(empty)
+        rows.append((f / a, f, a))
+    assert len(full._cachekit.objects) == size
+    rows.sort()
+    _, f, a = rows[len(rows) // 2]
+    emit("O1", f / number * 1e9, a / number * 1e9, 2.0,
+         f"a store of a new key into an empty object-mode cache ({number} new keys per batch, "
+         "median of 21 back-to-back pairs)", entries=size)
+
+
+CASES = {"B4": b4, "B7": b7, "B8py": b8py, "A1": a1, "O1": o1}
 
 
 def main(argv: list[str]) -> int:

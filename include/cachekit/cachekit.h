@@ -703,6 +703,10 @@ typedef struct cachekit_cache cachekit_cache;
 
 #define CACHEKIT_FORMAT_AUTO 0    /* the reference Python SDK's stored form */
 #define CACHEKIT_FORMAT_INTEROP 1 /* interop/v1: every CacheKit SDK reads it */
+/* Auto mode under the reference Python SDK's "auto" serializer: the frame is
+ * tagged "auto" (not "default") and only such frames are read; the payload is
+ * the wrapper's (MessagePack with that serializer's type markers). Since 0.2. */
+#define CACHEKIT_FORMAT_AUTO_PYTHON 2
 
 /* ttl_seconds value meaning "the cache's default TTL" in calls that take a TTL. */
 #define CACHEKIT_TTL_DEFAULT (-1.0)
@@ -726,7 +730,7 @@ typedef struct cachekit_cache_options {
     cachekit_backend *backend;      /* borrowed, must outlive the cache; wins over backend_url.
                                        It keeps its own policy: open it with fail_closed = 1 so
                                        the cache sees (counts, degrades or returns) backend errors */
-    int format;                     /* CACHEKIT_FORMAT_AUTO (default) or _INTEROP */
+    int format;                     /* CACHEKIT_FORMAT_AUTO (default), _INTEROP or _AUTO_PYTHON */
     int integrity;                  /* auto mode envelope: default on */
     int encryption;                 /* default off; on needs a master key */
     const char *master_key_hex;     /* NULL: CACHEKIT_MASTER_KEY */

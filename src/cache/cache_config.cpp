@@ -104,9 +104,10 @@ cachekit_cache_options read_cache_options(const cachekit_cache_options *opts) {
 CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBackend &borrowed,
                            const std::function<l2::OpenOptions(const cachekit_backend_options *)> &open_options) {
     CacheConfig c;
-    if (o.format != CACHEKIT_FORMAT_AUTO && o.format != CACHEKIT_FORMAT_INTEROP)
-        fail(CACHEKIT_EINVAL, "format is CACHEKIT_FORMAT_AUTO or CACHEKIT_FORMAT_INTEROP");
+    if (o.format != CACHEKIT_FORMAT_AUTO && o.format != CACHEKIT_FORMAT_INTEROP && o.format != CACHEKIT_FORMAT_AUTO_PYTHON)
+        fail(CACHEKIT_EINVAL, "format is CACHEKIT_FORMAT_AUTO, CACHEKIT_FORMAT_INTEROP or CACHEKIT_FORMAT_AUTO_PYTHON");
     c.value.format = o.format == CACHEKIT_FORMAT_INTEROP ? Format::Interop : Format::Auto;
+    if (o.format == CACHEKIT_FORMAT_AUTO_PYTHON) c.value.serializer = "auto";
     c.value.integrity = switch_on(o.integrity, true);
     if (c.value.format == Format::Interop && o.integrity == CACHEKIT_ON)
         fail(CACHEKIT_EINVAL, "interop mode stores plain MessagePack: integrity (the envelope) is an auto-mode option");

@@ -101,8 +101,8 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         *why = e.what();
         return Verdict::Corrupt;
     }
-    if (!is_standard_serializer(f->serializer)) {
-        *why = "entry was written by serializer \"" + f->serializer + "\", this cache reads \"default\"";
+    if (fmt.serializer == "default" ? !is_standard_serializer(f->serializer) : f->serializer != fmt.serializer) {
+        *why = "entry was written by serializer \"" + f->serializer + "\", this cache reads \"" + fmt.serializer + "\"";
         return Verdict::SerializerMismatch;
     }
     // Copied out: *f is this thread's, valid until its next frame_facts call.
@@ -193,10 +193,11 @@ void encode_stored(const ValueFormat &fmt, std::string_view key, std::string_vie
         Buffer sealed;
         fmt.keyring->seal(fmt.tenant, aad.data(), aad.size(), body.data(), body.size(), sealed.get());
         crypto::Fingerprint fp = fmt.keyring->current_fingerprint(fmt.tenant);
-        frame::encode("default", frame_metadata(fmt.integrity, &fp, fmt.tenant), sealed.data(), sealed.size(), stored);
+        frame::encode(fmt.serializer, frame_metadata(fmt.integrity, &fp, fmt.tenant), sealed.data(), sealed.size(),
+                      stored);
         return;
     }
-    frame::encode("default", frame_metadata(fmt.integrity, nullptr, fmt.tenant), body.data(), body.size(), stored);
+    frame::encode(fmt.serializer, frame_metadata(fmt.integrity, nullptr, fmt.tenant), body.data(), body.size(), stored);
 }
 
 Verdict decode_stored(const ValueFormat &fmt, std::string_view key, std::string_view stored, cachekit_buf *payload,

@@ -17,6 +17,9 @@ enum class Format { Auto, Interop };
 
 struct ValueFormat {
     Format format = Format::Auto;
+    // Auto mode's frame tag: "default" (the standard serializer) or "auto"
+    // (CACHEKIT_FORMAT_AUTO_PYTHON); a read accepts only its own.
+    std::string serializer = "default";
     bool integrity = true;                     // auto mode: envelope around the MessagePack
     const crypto::Keyring *keyring = nullptr;  // null: no encryption
     std::string tenant = "default";

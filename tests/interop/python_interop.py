@@ -34,6 +34,21 @@ ALL_CASES = ["int", "bigint", "negint", "float", "negzero", "str", "bytes", "non
 SINGLE_TENANT = {"single_tenant_mode": True}  # the reference's explicit tenant mode (tenant "default")
 REGISTRY_RE = re.compile(rb"t:[^:]+:ck:reg:[a-z0-9._-]*:[0-9a-f]{16}")
 UNCACHED = frozenset({"date", "set"})  # neither SDK keys a date or a set: both run such calls uncached
+VALUE_CASES = ["tuple", "set", "frozenset", "uuid", "datetime", "naive", "date", "time", "bytes", "nested", "enum"]
+# What each serializer of both SDKs refuses to store (the call runs uncached): a plain Enum
+# everywhere; the standard serializer's sets, frozensets and UUIDs.
+VALUE_UNCACHED = {"auto": frozenset({"enum"}), "default": frozenset({"enum", "set", "frozenset", "uuid", "nested"})}
+
+
+def as_arrays(v):
+    """The standard serializer's view of a typed value: tuples are arrays."""
+    if isinstance(v, dict):
+        if set(v) == {"$tuple"}:
+            return [as_arrays(x) for x in v["$tuple"]]
+        return {k: as_arrays(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [as_arrays(x) for x in v]
+    return v
 
 
 class Runner:
@@ -73,7 +88,7 @@ class Runner:
     # -- one direction: `writer` stores, `reader` must be served the writer's values --
     def direction(self, scenario: str, writer: str, reader: str, job: dict, cases: list[str],
                   reader_job: dict | None = None, env: dict | None = None, reader_env: dict | None = None,
-                  uncached: frozenset = UNCACHED) -> list:
+                  uncached: frozenset = UNCACHED, served=lambda v: v) -> list:
         self.redis("FLUSHALL")
         job = {**job, "cases": cases}
         wrote = self.side(writer, job, env)
@@ -88,15 +103,15 @@ class Runner:
             if case in uncached:
                 self.check(name, g["ran"] and g["value"]["writer"] == reader, f"{case}: uncached on both sides", g)
                 continue
-            self.check(name, not g["ran"] and g["value"] == w["value"],
+            self.check(name, not g["ran"] and g["value"] == served(w["value"]),
                        f"{case}: served the {writer} side's value", {"wrote": w, "got": g})
         return keys
 
     def both_ways(self, scenario: str, job: dict, cases: list[str], env: dict | None = None,
                   reader_job: dict | None = None, reader_env: dict | None = None,
-                  uncached: frozenset = UNCACHED) -> None:
-        k_ref = self.direction(scenario, "ref", "ours", job, cases, reader_job, env, reader_env, uncached)
-        k_ours = self.direction(scenario, "ours", "ref", job, cases, reader_job, env, reader_env, uncached)
+                  uncached: frozenset = UNCACHED, served=lambda v: v) -> None:
+        k_ref = self.direction(scenario, "ref", "ours", job, cases, reader_job, env, reader_env, uncached, served)
+        k_ours = self.direction(scenario, "ours", "ref", job, cases, reader_job, env, reader_env, uncached, served)
         self.compare_keys(scenario, k_ref, k_ours)
 
     def compare_keys(self, scenario: str, k_ref: list[bytes], k_ours: list[bytes]) -> None:
@@ -121,6 +136,19 @@ class Runner:
                        {**base, "options": {"ttl": 300, "integrity_checking": False}}, ALL_CASES)
         self.both_ways("auto, defaults not bound", {**base, "function": "with_default", "options": {"ttl": 300}},
                        ["1", "x"])
+
+    def value_types(self) -> None:
+        """Values of every type the serializers treat apart, each way: the reader gets the
+        writer's value with the same Python types (the auto serializer keeps tuples, sets,
+        frozensets and UUIDs; the standard one makes tuples arrays), and what a serializer
+        refuses runs uncached on both sides."""
+        for ser in ("auto", "default"):
+            for integrity in (True, False):
+                job = {"backend": {"redis": self.url}, "function": "typed_value", "namespace": f"types-{ser}",
+                       "options": {"ttl": 300, "serializer": ser, "integrity_checking": integrity}}
+                self.both_ways(f"value types, serializer={ser}, integrity {'on' if integrity else 'off'}", job,
+                               VALUE_CASES, uncached=VALUE_UNCACHED[ser],
+                               served=as_arrays if ser == "default" else (lambda v: v))
 
     def encryption(self) -> None:
         base = {"backend": {"redis": self.url}, "function": "echo", "namespace": "secret",
@@ -354,7 +382,7 @@ def main() -> int:
         server = RedisServer(tmp)
         runner = Runner(ours_env, ref_python, server.port, tmp, os.path.join(a.build_dir, "tools", "cachekit"))
         try:
-            for name in a.scenarios or ["auto_mode", "encryption", "ttl", "invalidation", "interop_mode",
+            for name in a.scenarios or ["auto_mode", "value_types", "encryption", "ttl", "invalidation", "interop_mode",
                                         "file_backend", "file_eviction", "zero_config", "user_backend",
                                         "key_registry"]:
                 getattr(runner, name)()

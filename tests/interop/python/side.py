@@ -11,6 +11,7 @@ Job: {"side": "ours"|"ref", "backend": {"redis": url} | {"file": dir[, "max_entr
      | {"user_redis": url} (a user-defined backend object over that Redis),
       "options": {decorator kwargs}, "ref_options" / "ours_options": {one side's only}, "function": name, "cases": [case names],
       "action": "call" | "invalidate" | "invalidate_all", "interop": operation or null, "namespace": ns}
+typed_value's answers keep each part's Python type (typed()), so the runner sees what an L2 hit restored.
 """
 from __future__ import annotations
 
@@ -54,6 +55,22 @@ CASES = {
 }
 
 
+# Values of every type the serializers treat apart (returned by typed_value(case)).
+VALUES = {
+    "tuple": (1, (2, "x"), ()), "set": {1, 2, "three"}, "frozenset": frozenset({"a", (1, 2)}),
+    "uuid": uuid.UUID("12345678-1234-5678-1234-567812345678"),
+    "datetime": dt.datetime(2026, 12, 1, 12, 30, 15, 123456, tzinfo=dt.timezone.utc),
+    "naive": dt.datetime(2026, 12, 1, 12, 30), "date": dt.date(2026, 12, 1), "time": dt.time(23, 59, 1, 5),
+    "bytes": b"\x00\xff", "nested": {"ids": (uuid.UUID(int=1),), "tags": {frozenset({1})}, "rows": [(1, "a")]},
+    "enum": Color.RED,
+}
+
+
+def typed_value(case):
+    RAN.append("typed_value")
+    return {"writer": SIDE, "v": VALUES[case]}
+
+
 def _result(fn_name: str, args: tuple, kwargs: dict) -> dict:
     RAN.append(fn_name)
     return {"writer": SIDE, "fn": fn_name, "args": repr((args, kwargs)), "payload": PAYLOAD}
@@ -94,7 +111,7 @@ def var(*args, **kwargs):
 RS_CASES = {"three": {"defaults": ((1, "x"), {}), "all": ((1, "x", 0.25), {})},
             "var": {"varargs": ((1, "two"), {"k": "v"}), "empty": ((), {})}}
 FUNCTIONS = {"echo": echo, "with_default": with_default, "get_user": get_user, "one": one, "three": three,
-             "var": var}
+             "var": var, "typed_value": typed_value}
 
 
 class UserRedisBackend:
@@ -154,6 +171,27 @@ def jsonable(v):
     return v
 
 
+def typed(v):
+    """A JSON form that keeps the Python type of every part (the runner compares them)."""
+    if isinstance(v, enum.Enum):
+        return {"$enum": f"{type(v).__name__}.{v.name}"}
+    if isinstance(v, tuple):
+        return {"$tuple": [typed(x) for x in v]}
+    if isinstance(v, (set, frozenset)):
+        return {"$" + type(v).__name__: sorted(json.dumps(typed(x)) for x in v)}
+    if isinstance(v, uuid.UUID):
+        return {"$uuid": str(v)}
+    if isinstance(v, (dt.datetime, dt.date, dt.time)):
+        return {"$" + type(v).__name__: v.isoformat()}
+    if isinstance(v, bytes):
+        return {"$bytes": v.hex()}
+    if isinstance(v, dict):
+        return {str(k): typed(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [typed(x) for x in v]
+    return v
+
+
 def main() -> None:
     opts = dict(JOB.get("options", {}))
     # options one side spells its own way (the reference's single_tenant_mode=True, ...)
@@ -169,7 +207,7 @@ def main() -> None:
     for case in JOB["cases"]:
         if JOB["function"] == "get_user":
             args, kwargs = (int(case),), {}
-        elif JOB["function"] == "with_default":
+        elif JOB["function"] in ("with_default", "typed_value"):
             args, kwargs = (case,), {}
         elif JOB["function"] in RS_CASES:
             args, kwargs = RS_CASES[JOB["function"]][case]
@@ -186,7 +224,8 @@ def main() -> None:
             continue
         try:
             value = fn(*args, **kwargs)
-            out.append({"case": case, "ran": len(RAN) > before, "value": jsonable(value)})
+            shown = typed(value) if JOB["function"] == "typed_value" else jsonable(value)
+            out.append({"case": case, "ran": len(RAN) > before, "value": shown})
         except Exception as exc:  # reported, compared by the runner
             out.append({"case": case, "error": f"{type(exc).__name__}: {exc}"})
     print(json.dumps({"side": SIDE, "package": cachekit.__file__, "results": out}))

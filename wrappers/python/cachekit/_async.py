@@ -176,7 +176,7 @@ class AsyncL2Mixin:
         async def refresh() -> None:
             try:
                 v = await self.fn(*args, **kwargs)
-                await loop.run_in_executor(core.executor(), core.put_refresh, self.ns_bytes, key, self.encode(v),
+                await loop.run_in_executor(core.executor(), core.put_refresh, self.ns_bytes, key, self.storable(v),
                                            self.core_ttl, claim)
             except BaseException:
                 core.abandon_refresh(key, claim)

@@ -1,5 +1,5 @@
 """Python-side value models: auto-mode argument normalisation, the standard
-serializer's values, and interop-mode conversion to MessagePack with the
+and auto serializers' values, and interop-mode conversion to MessagePack with the
 core's input extensions. The bytes-level work (canonical forms, hashing, keys,
 envelopes, frames) is the core's.
 """
@@ -19,6 +19,7 @@ from cachekit._core import InteropError, lib, key_auto, key_interop, msgpack_can
 
 __all__ = [
     "UnsupportedArgument", "normalize", "pack_auto_args", "auto_key", "encode_value", "decode_value",
+    "encode_auto_value", "decode_auto_value", "AUTO_SERIALIZERS",
     "to_interop", "pack_interop_args", "interop_key", "encode_interop_value", "decode_interop_value",
 ]
 
@@ -100,29 +101,68 @@ def auto_key(namespace: str | None, module: str, qualname: str, args: tuple, kwa
 
 
 # ---------------------------------------------------------------------------
-# Values: the standard serializer (datetime sentinels, bin, tuples -> lists)
+# Values: the reference's "default" (StandardSerializer) and "auto"
+# (AutoSerializer) payloads, byte for byte. Both pack with strict types, so
+# every tuple and every subclass of a builtin reaches the hook: what would come
+# back as another type is refused (TypeError, the value runs uncached), never
+# quietly stored as its base value. The standard serializer's tuples become
+# arrays (it is the language-neutral form, as in the reference).
 # ---------------------------------------------------------------------------
 
-def _value_default(o: Any) -> Any:
-    if isinstance(o, _dt.datetime):
-        return {"__datetime__": True, "value": o.isoformat()}
-    if isinstance(o, _dt.date):
-        return {"__date__": True, "value": o.isoformat()}
-    if isinstance(o, _dt.time):
-        return {"__time__": True, "value": o.isoformat()}
-    if isinstance(o, (bytearray, memoryview)):
-        return bytes(o)
+# The names of the reference's AutoSerializer (its frames are tagged "auto").
+AUTO_SERIALIZERS = frozenset({"auto", "pythonic"})
+_TEMPORAL = {_dt.datetime: "__datetime__", _dt.date: "__date__", _dt.time: "__time__"}
+_BUILTIN_BASES = (bool, int, float, str, bytes, bytearray, memoryview, list, tuple, dict, set, frozenset)
+
+
+def _refuse(o: Any, serializer: str) -> TypeError:
+    t = type(o)
+    name = f"{t.__module__}.{t.__qualname__}"
+    base = next((b for b in _BUILTIN_BASES if isinstance(o, b)), None)
     if isinstance(o, enum.Enum):
-        return o.value
-    raise TypeError(f"cannot serialize {type(o).__module__}.{type(o).__qualname__} with the standard serializer")
+        back = "its value"
+    elif base in (bytearray, memoryview):
+        back = "bytes"
+    elif base is not None and t is not base:  # a subclass: IntEnum, OrderedDict, namedtuple, ...
+        back = base.__name__
+    else:
+        return TypeError(f"cannot serialize {name} with the {serializer} serializer")
+    return TypeError(f"{name} would come back as {back} from the {serializer} serializer: not cached")
 
 
-_packer_local = None
+def _std_default(o: Any) -> Any:
+    t = type(o)
+    if t is tuple:
+        return list(o)
+    marker = _TEMPORAL.get(t)
+    if marker is not None:
+        return {marker: True, "value": o.isoformat()}
+    raise _refuse(o, "standard")
+
+
+def _auto_default(o: Any) -> Any:
+    t = type(o)
+    if t is tuple:
+        return {"__tuple__": True, "value": list(o)}
+    marker = _TEMPORAL.get(t)
+    if marker is not None:
+        return {marker: True, "value": o.isoformat()}
+    if t is uuid.UUID:
+        return {"__uuid__": True, "value": str(o)}
+    if t is set or t is frozenset:
+        return {"__set__": True, "value": list(o), "frozen": t is frozenset}
+    raise _refuse(o, "auto")
 
 
 def encode_value(v: Any) -> bytes:
     """The standard serializer's MessagePack payload for a value."""
-    return msgpack.packb(v, use_bin_type=True, default=_value_default, datetime=False)
+    return msgpack.packb(v, use_bin_type=True, strict_types=True, default=_std_default, datetime=False)
+
+
+def encode_auto_value(v: Any) -> bytes:
+    """The auto serializer's MessagePack payload (tuple, set, frozenset, UUID
+    and temporal markers, as the reference's AutoSerializer writes them)."""
+    return msgpack.packb(v, use_bin_type=True, strict_types=True, default=_auto_default, datetime=False)
 
 
 def _fromiso_dt(s: str) -> _dt.datetime:
@@ -153,6 +193,42 @@ def _revive(d: dict) -> Any:
     return d
 
 
+class UnreadableMarker(ValueError):
+    """An auto-serializer marker map whose value cannot be restored (a stored value that fails to decode)."""
+
+
+def _revive_auto(d: dict) -> Any:
+    """The reference AutoSerializer's object hook: a marker set to exactly True
+    with its `value` restores the type; a marker without a usable value is an
+    unreadable entry (a miss)."""
+    if "value" not in d:
+        for m in ("__datetime__", "__date__", "__time__", "__uuid__", "__tuple__", "__set__"):
+            if d.get(m) is True:
+                raise UnreadableMarker(f"{m} marker without its value")
+        return d
+    v = d["value"]
+    try:
+        if d.get("__datetime__") is True:
+            return _fromiso_dt(v)
+        if d.get("__date__") is True:
+            return _dt.date.fromisoformat(v)
+        if d.get("__time__") is True:
+            return _fromiso_time(v)
+        if d.get("__uuid__") is True:
+            return uuid.UUID(v)
+        if d.get("__tuple__") is True:
+            if type(v) is not list:
+                raise UnreadableMarker("__tuple__ marker over a non-array")
+            return tuple(v)
+        if d.get("__set__") is True:
+            if type(v) is not list:
+                raise UnreadableMarker("__set__ marker over a non-array")
+            return frozenset(v) if d.get("frozen") else set(v)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise UnreadableMarker(f"a marker's value does not restore: {exc}") from None
+    return d
+
+
 _unpackb = msgpack.unpackb
 
 
@@ -163,6 +239,16 @@ def decode_value(data: Any, temporal_keys: int = -1) -> Any:
     the bytes here."""
     if temporal_keys > 0 or (temporal_keys < 0 and (b"__date" in data or b"__time__" in data)):
         return _unpackb(data, raw=False, strict_map_key=False, object_hook=_revive)
+    return _unpackb(data, raw=False, strict_map_key=False)
+
+
+def decode_auto_value(data: Any, temporal_keys: int = -1) -> Any:
+    """Decode an auto-serializer payload (every marker is a `__...__` key: the
+    hook runs only when one may occur)."""
+    if type(data) is not bytes:
+        data = bytes(data)  # the core's buffer: searched below
+    if b"__" in data:
+        return _unpackb(data, raw=False, strict_map_key=False, object_hook=_revive_auto)
     return _unpackb(data, raw=False, strict_map_key=False)
 
 

@@ -458,8 +458,8 @@ class CoreCache:
     """One cachekit_cache handle (L1 -> L2 with single-flight, SWR, verification)."""
 
     def __init__(self, *, backend_url: Optional[str] = None, backend: Optional[Backend] = None,
-                 interop: bool = False, integrity: Optional[bool] = None, encryption: bool = False,
-                 master_key: Optional[str] = None, tenant: Optional[str] = None, key_prefix: Optional[str] = None,
+                 interop: bool = False, auto_serializer: bool = False, integrity: Optional[bool] = None,
+                 encryption: bool = False, master_key: Optional[str] = None, tenant: Optional[str] = None, key_prefix: Optional[str] = None,
                  default_ttl: float = 0.0, l1: bool = True, l1_max_bytes: int = 0, swr: bool = False,
                  swr_threshold_ratio: float = 0.0, fail_closed: Optional[bool] = None,
                  command_timeout_ms: int = 0, connect_timeout_ms: int = 0, breaker_disabled: bool = False,
@@ -483,7 +483,8 @@ class CoreCache:
             o.backend = backend._h
         else:
             o.backend_url = cstr(backend_url)
-        o.format = lib.CACHEKIT_FORMAT_INTEROP if interop else lib.CACHEKIT_FORMAT_AUTO
+        o.format = (lib.CACHEKIT_FORMAT_INTEROP if interop else
+                    lib.CACHEKIT_FORMAT_AUTO_PYTHON if auto_serializer else lib.CACHEKIT_FORMAT_AUTO)
         if integrity is not None:
             o.integrity = lib.CACHEKIT_ON if integrity else lib.CACHEKIT_OFF
         o.encryption = lib.CACHEKIT_ON if encryption else lib.CACHEKIT_OFF

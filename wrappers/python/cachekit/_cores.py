@@ -8,6 +8,7 @@ from typing import Any, Optional
 from urllib.parse import quote
 
 from cachekit import _key_registry, _options
+from cachekit._codec import AUTO_SERIALIZERS
 from cachekit._config import _UNSET, _backend_url, _secret_id
 from cachekit._core import Backend, CoreCache
 from cachekit._defaults import get_default_backend
@@ -125,6 +126,8 @@ class CoreMixin:
         if backend is _UNSET:
             backend = get_default_backend() or _UNSET
         interop = self.interop_op is not None
+        # The reference's "auto" serializer tags its frames "auto" (the core writes and reads that tag).
+        auto_serializer = not interop and self.serializer_id in AUTO_SERIALIZERS
         encryption = bool(opts.get("encryption", False))
         master_key = _options.master_key_hex(opts.get("master_key"))
         env_key = os.environ.get("CACHEKIT_MASTER_KEY")
@@ -172,8 +175,8 @@ class CoreMixin:
                _secret_id(master_key), tenant, key_prefix, l1, l1_bytes, swr, self.swr_ratio if swr else 0.0, fail_closed,
                os.environ.get("CACHEKIT_REDIS_URL"), os.environ.get("CACHEKIT_FILE_CACHE_DIR"),
                os.environ.get("REDIS_URL"),
-               _secret_id(os.environ.get("CACHEKIT_MASTER_KEY")) if encryption else None)
-        return cfg, dict(backend_url=url, backend=backend_obj, interop=interop,
+               _secret_id(os.environ.get("CACHEKIT_MASTER_KEY")) if encryption else None, auto_serializer)
+        return cfg, dict(backend_url=url, backend=backend_obj, interop=interop, auto_serializer=auto_serializer,
                          integrity=None if interop else self.integrity, encryption=encryption, master_key=master_key,
                          tenant=tenant, key_prefix=key_prefix, l1=l1, l1_max_bytes=l1_bytes, swr=swr,
                          swr_threshold_ratio=self.swr_ratio if swr else 0.0, fail_closed=fail_closed,

@@ -37,9 +37,13 @@ class L2ModeMixin:
     def encode(self, v: Any) -> bytes:
         if self.interop_op is not None:
             return _codec.encode_interop_value(v)
+        if self.serializer_id in _codec.AUTO_SERIALIZERS:
+            return _codec.encode_auto_value(v)
         return _codec.encode_value(v)
 
     def decode(self, data: Any, temporal_keys: int = -1) -> Any:
+        if self.serializer_id in _codec.AUTO_SERIALIZERS:
+            return _codec.decode_auto_value(data, temporal_keys)
         return _codec.decode_value(data, temporal_keys)
 
     def call(self, args: tuple, kwargs: dict) -> Any:
@@ -106,9 +110,10 @@ class L2ModeMixin:
         return compute
 
     def storable(self, v: Any) -> bytes:
-        """v's stored bytes; _Unstorable when it cannot be serialised or its
-        bytes do not decode (a dict with tuple keys: never stored, so that it
-        cannot break the later calls)."""
+        """v's stored bytes; _Unstorable when it cannot be serialised exactly
+        (a type the serializer would bring back as another) or its bytes do not
+        decode (a dict with tuple keys): never stored, so that it cannot break
+        or change the later calls."""
         try:
             data = self.encode(v)
         except CacheKitError:

@@ -1,7 +1,13 @@
 """L1-only object cache (backend=None, @cache.local): values are kept as the
-very objects, with TTL, an entry bound and a byte budget (recursive getsizeof
-estimate), CLOCK (second-chance) eviction approximating LRU, and an optional
-stale-while-revalidate refresh.
+very objects, with TTL, an entry bound and a byte budget (each entry charged
+what _sizeof estimates it holds), and an optional stale-while-revalidate
+refresh.
+
+Eviction is O(1): the OrderedDict keeps insertion order and the entry at its
+front leaves first (second-chance CLOCK, approximating LRU without touching
+the order on a hit): an expired entry is dropped, one hit since the hand last
+passed it goes to the back instead, at most SECOND_CHANCES times per eviction,
+so no store walks more than a bounded number of entries.
 
 Misses are single-flight: the first caller of a key leads a Flight (runs the
 function), later callers wait for its outcome. A fill lands only while its
@@ -9,8 +15,8 @@ flight is still the key's current one: invalidate() and clear() detach the
 flights in progress, so a value computed before an invalidation is handed to
 the callers that were already waiting but never stored.
 
-Entries are lists [value, expires_at, hits, stale_at, size, types, hits_at_last_clock_pass]; the hot
-path in the decorator reads them directly.
+Entries are lists [value, expires_at, hits, stale_at, size, types,
+hits_at_last_clock_pass]; the hot path in the decorator reads them directly.
 """
 from __future__ import annotations
 
@@ -24,6 +30,10 @@ VALUE, EXPIRES, HITS, STALE, SIZE, TYPES, REF = range(7)
 
 # join() outcomes
 HIT, LEAD, WAIT, SELF = range(4)
+
+# Entries a single eviction may send to the back before it takes the front one
+# regardless (bounds the work of one store).
+SECOND_CHANCES = 8
 
 
 class Flight:
@@ -49,20 +59,6 @@ class Flight:
 def _wake(fut: Any) -> None:
     if not fut.done():
         fut.set_result(None)
-
-
-def estimate_size(obj: Any, _depth: int = 0) -> int:
-    """A recursive sys.getsizeof estimate (bounded depth)."""
-    size = sys.getsizeof(obj)
-    if _depth > 20:
-        return size
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            size += estimate_size(k, _depth + 1) + estimate_size(v, _depth + 1)
-    elif isinstance(obj, (list, tuple, set, frozenset)):
-        for v in obj:
-            size += estimate_size(v, _depth + 1)
-    return size
 
 
 class ObjectCache:
@@ -101,29 +97,21 @@ class ObjectCache:
 
     def _make_room(self, size: int, now: float) -> None:
         data = self.data
-
-        def full() -> bool:
-            return (self.bytes + size > self.max_bytes) or (
-                self.max_entries is not None and len(data) + 1 > self.max_entries)
-
-        if not full():
-            return
-        # Expired entries first.
-        for k in [k for k, e in data.items() if e[EXPIRES] <= now]:
-            self._drop(k)
-        # Then CLOCK: an entry hit since it was last passed gets a second chance.
-        guard = 2 * len(data) + 1
-        while full() and data and guard > 0:
-            guard -= 1
-            k, e = next(iter(data.items()))
-            if getattr_ref(e):
-                clear_ref(e)
+        limit = self.max_bytes - size
+        max_entries = self.max_entries if self.max_entries is not None else sys.maxsize
+        chances = SECOND_CHANCES
+        while data and (self.bytes > limit or len(data) >= max_entries):
+            k = next(iter(data))  # the front, O(1) in an OrderedDict (its linked list)
+            e = data[k]
+            if e[EXPIRES] <= now:
+                self._drop(k)
+                continue
+            if chances and e[HITS] > e[REF]:  # hit since the hand last passed: a second chance
+                chances -= 1
+                e[REF] = e[HITS]
                 data.move_to_end(k)
                 continue
             self._drop(k)
-            self.evictions += 1
-        while full() and data:
-            self._drop(next(iter(data)))
             self.evictions += 1
 
     def _drop(self, key: Any) -> None:
@@ -220,14 +208,3 @@ class ObjectCache:
     def total_hits(self) -> int:
         with self.lock:
             return self.evicted_hits + sum(e[HITS] for e in list(self.data.values()))
-
-
-# The reference bit for CLOCK lives in slot 6 (set on insert, cleared when the
-# hand passes); a hit increments HITS, so "hit since last pass" is
-# HITS > hits-at-last-pass, kept in slot 6.
-def getattr_ref(e: list) -> bool:
-    return e[HITS] > e[6]
-
-
-def clear_ref(e: list) -> None:
-    e[6] = e[HITS]

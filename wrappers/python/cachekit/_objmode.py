@@ -12,7 +12,8 @@ from typing import Any
 
 from cachekit._core import DeadlockError, lib
 from cachekit._keys import _OBJ_KEY_ERRORS, _UNCACHED
-from cachekit._objcache import HIT, LEAD, SELF, Flight, estimate_size
+from cachekit._objcache import HIT, LEAD, SELF, Flight
+from cachekit._sizeof import ENTRY_OVERHEAD, estimate
 
 
 class ObjectModeMixin:
@@ -21,9 +22,9 @@ class ObjectModeMixin:
     def obj_entry(self, key: Any, value: Any, types: Any) -> list:
         now = time.monotonic()
         ttl = self.obj_ttl
-        stale = now + ttl * self.swr_ratio * random.uniform(0.9, 1.1) if self.swr_enabled else now + ttl
-        size = estimate_size(value) + (estimate_size(key) if not isinstance(key, tuple) else 64)
-        return [value, now + ttl, 0, min(stale, now + ttl), size, types, 0]
+        expires = now + ttl
+        stale = min(now + ttl * self.swr_ratio * random.uniform(0.9, 1.1), expires) if self.swr_enabled else expires
+        return [value, expires, 0, stale, ENTRY_OVERHEAD + estimate(key) + estimate(value), types, 0]
 
     def deadlock(self) -> DeadlockError:
         return DeadlockError(lib.CACHEKIT_EDEADLOCK,

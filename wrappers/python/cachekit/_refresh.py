@@ -76,7 +76,7 @@ class RefreshMixin:
         def run() -> None:
             try:
                 v = self.fn(*args, **kwargs)
-                core.put_refresh(self.ns_bytes, key, self.encode(v), self.core_ttl, claim)
+                core.put_refresh(self.ns_bytes, key, self.storable(v), self.core_ttl, claim)
             except BaseException:
                 core.abandon_refresh(key, claim)
                 log.debug("cachekit: background refresh failed", exc_info=True)
