@@ -21,6 +21,7 @@ namespace {
 
 constexpr unsigned kChildAlarmSeconds = 10;
 constexpr int kRounds = 24;
+constexpr int kChildWriteAttempts = 20;
 const char *const kMasterHex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 
 struct Fixture {
@@ -68,14 +69,22 @@ int child_uses_both(const Fixture &f) {
     cachekit_buf_dispose(&sealed);
     cachekit_buf_dispose(&opened);
     if (status) return status;
+    // The parent's busy thread keeps evicting from the same directory (the
+    // oldest by a coarse mtime), so it may remove the child's fresh entry
+    // between the write and the read: that miss is legitimate. A wrong value
+    // or any other error is not; nor is never reading the value back.
     const std::string value = ct::mp_str("child's value");
-    if (cachekit_backend_set(f.backend, key.data(), key.size(), value.data(), value.size(), 0) != CACHEKIT_OK)
-        return 5;
-    cachekit_buf got = CACHEKIT_BUF_INIT;
-    const bool read = cachekit_backend_get(f.backend, &got, key.data(), key.size()) == CACHEKIT_OK &&
-                      std::string(reinterpret_cast<const char *>(got.ptr), got.size) == value;
-    cachekit_buf_dispose(&got);
-    return read ? 0 : 6;
+    for (int attempt = 0; attempt < kChildWriteAttempts; ++attempt) {
+        if (cachekit_backend_set(f.backend, key.data(), key.size(), value.data(), value.size(), 0) != CACHEKIT_OK)
+            return 5;
+        cachekit_buf got = CACHEKIT_BUF_INIT;
+        const int rc = cachekit_backend_get(f.backend, &got, key.data(), key.size());
+        const bool same = rc == CACHEKIT_OK && std::string(reinterpret_cast<const char *>(got.ptr), got.size) == value;
+        cachekit_buf_dispose(&got);
+        if (same) return 0;
+        if (rc != CACHEKIT_ENOTFOUND) return 6;
+    }
+    return 7;
 }
 
 void test_children_of_a_busy_parent_use_the_keyring_and_file_backend(void **) {
