@@ -171,10 +171,10 @@ public:
         }
         refresh_cv_.notify_all();
         if (refresher_.joinable()) {
-            if (refresher_pid_ == fork_hooks::pid())
+            if (refresher_pid_.load() == fork_hooks::pid())
                 refresher_.join();
             else
-                refresher_.detach();  // a forked child: the thread is the parent's
+                new std::thread(std::move(refresher_));  // a forked child's copy of the parent's thread: never joined
         }
         fork_hooks::leave(this);
     }
@@ -380,6 +380,8 @@ private:
 
     // The view, refreshed inline first when it is empty (no seed answered yet).
     std::shared_ptr<const View> current_view(Deadline deadline) {
+        if (refresher_pid_.load(std::memory_order_relaxed) != fork_hooks::pid()) [[unlikely]]
+            restart_refresher();
         std::shared_ptr<const View> v = view();
         if (v->primaries.empty()) {
             try {
@@ -757,8 +759,19 @@ private:
         view_ = std::move(fresh);
     }
 
+    // In a forked child the refresher thread does not exist: start one of
+    // its own (the parent's std::thread object is left alone, never joined).
+    void restart_refresher() {
+        std::lock_guard<std::mutex> lock(refresh_mu_);
+        const pid_t now = fork_hooks::pid();
+        if (refresher_pid_.load(std::memory_order_relaxed) == now || stopping_) return;
+        new std::thread(std::move(refresher_));  // leaked on purpose: destroying it would terminate()
+        refresher_pid_.store(now, std::memory_order_relaxed);
+        refresher_ = std::thread([this] { refresh_loop(); });
+    }
+
     void request_refresh() {
-        if (refresher_pid_ != fork_hooks::pid()) return;  // a forked child: MOVED still fixes slots one by one
+        if (refresher_pid_.load(std::memory_order_relaxed) != fork_hooks::pid()) restart_refresher();
         {
             std::lock_guard<std::mutex> lock(refresh_mu_);
             refresh_wanted_ = true;
@@ -819,7 +832,7 @@ private:
     std::condition_variable refresh_cv_;
     bool refresh_wanted_ = false;
     bool stopping_ = false;
-    pid_t refresher_pid_ = fork_hooks::pid();
+    std::atomic<pid_t> refresher_pid_{fork_hooks::pid()};  // the process the refresher thread runs in
     std::thread refresher_;
 };
 

@@ -1,6 +1,9 @@
 // The Redis Cluster backend against a real 6-node cluster (3 primaries, 3
 // replicas) built once for the whole suite. Cases that change the cluster
 // (a reshard, a migration, a failover, a full restart) run last, in order.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <functional>
 #include <cstring>
@@ -216,6 +219,68 @@ void test_reads_from_replicas_when_asked(void **) {
     assert_int_equal(replica_gets(), mid);
 }
 
+// A forked child drops the parent's connections, starts its own refresher,
+// and works; the parent keeps working.
+void test_fork_child_works(void **) {
+    auto backend = open_cluster();
+    backend->set("fork:k", "parent", std::nullopt, soon());
+    Buffer out;
+    assert_true(backend->get("fork:k", out.get(), soon()));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int code = 0;
+        try {
+            Buffer child_out;
+            for (int i = 0; i < 50; ++i) backend->set("fork:c" + std::to_string(i), "child", std::nullopt, soon());
+            if (!backend->get("fork:k", child_out.get(), soon()) || child_out.view() != "parent") code = 2;
+            if (!backend->get("fork:c49", child_out.get(), soon())) code = 3;
+        } catch (...) {
+            code = 4;
+        }
+        _exit(code);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_true(backend->get("fork:c0", out.get(), soon()));
+    assert_true(out.view() == "child");
+}
+
+// The `cachekit` tool's set/get/del take the cluster URL.
+const char *g_tool = nullptr;
+
+std::string run_tool(const std::string &args, int *status) {
+    std::string command = std::string(g_tool) + " " + args + " 2>&1";
+    FILE *p = popen(command.c_str(), "r");
+    std::string out;
+    char buf[512];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int rc = pclose(p);
+    *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    return out;
+}
+
+void test_tool_takes_the_cluster_url(void **) {
+    if (g_tool == nullptr) skip();
+    const std::string url = "'" + g_cluster->url() + "'";
+    int status = 0;
+    std::string out = run_tool("set tool:key --hex 68656c6c6f --backend " + url, &status);
+    assert_int_equal(status, 0);
+    out = run_tool("get tool:key --backend " + url, &status);
+    print_message("tool get: %s", out.c_str());
+    assert_int_equal(status, 0);
+    assert_non_null(std::strstr(out.c_str(), "68656c6c6f"));
+    const int owner = g_cluster->owner_of(cluster::key_slot("tool:key"));
+    assert_string_equal(get_on(owner, "tool:key").c_str(), "hello");
+    out = run_tool("del tool:key --backend " + url, &status);
+    assert_int_equal(status, 0);
+    run_tool("get tool:key --backend " + url, &status);
+    assert_int_equal(status, 1);  // missing
+}
+
 // A slot in migration: keys already moved answer ASK from the old owner;
 // the backend follows with ASKING and the map is not changed.
 void test_ask_during_migration(void **) {
@@ -397,8 +462,9 @@ void test_whole_cluster_stopped_and_restarted(void **) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char **argv) {
     RedisCluster::require_or_skip("test_cluster");
+    if (argc > 1) g_tool = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slots_agree_with_server),
         cmocka_unit_test(test_round_trips_over_every_slot_range),
@@ -406,6 +472,8 @@ int main() {
         cmocka_unit_test(test_clear_across_primaries),
         cmocka_unit_test(test_health_reports_every_node),
         cmocka_unit_test(test_reads_from_replicas_when_asked),
+        cmocka_unit_test(test_fork_child_works),
+        cmocka_unit_test(test_tool_takes_the_cluster_url),
         cmocka_unit_test(test_ask_during_migration),
         cmocka_unit_test(test_moved_during_live_reshard),
         cmocka_unit_test(test_one_paused_shard_leaves_the_others_served),
