@@ -244,8 +244,10 @@ void RedisCluster::stop_all() {
 }
 
 void RedisCluster::start_all() {
-    for (auto &n : nodes_)
+    for (auto &n : nodes_) {
+        n->resume();  // a no-op unless paused
         if (!n->running()) n->restart();
+    }
 }
 
 }  // namespace cachekit::testing

@@ -59,7 +59,7 @@ public:
 
     void kill(int port);
     void stop_all();
-    void start_all();
+    void start_all();  // also resumes paused nodes
 
 private:
     std::vector<std::unique_ptr<RedisServer>> nodes_;

@@ -80,6 +80,13 @@ bool eventually(const std::function<bool()> &f, std::chrono::milliseconds budget
     }
 }
 
+// A failed case may leave a node paused or stopped (cmocka leaves a case by
+// longjmp: no destructor runs): the next case that changes the cluster starts from a whole one.
+void heal() {
+    g_cluster->start_all();
+    assert_true(g_cluster->wait_ok(30000ms));
+}
+
 int setup(void **) {
     try {
         g_cluster = new RedisCluster(1000);
@@ -219,6 +226,37 @@ void test_reads_from_replicas_when_asked(void **) {
     assert_int_equal(replica_gets(), mid);
 }
 
+// No node listening at the seeds: the open succeeds (nothing is connected
+// at open), fail-open reads are misses and writes are skipped, fail-closed
+// callers get CACHEKIT_EBACKEND naming the problem; a bad URL is EINVAL.
+void test_nothing_listening(void **) {
+    OpenOptions o;
+    o.connect_timeout = 200ms;
+    o.resilience.command_timeout = 300ms;
+    const std::string url = "redis-cluster://127.0.0.1:1,127.0.0.1:2";
+    auto open_backend = cachekit::l2::open_backend(url, o);
+    Buffer out;
+    assert_false(open_backend->get("k", out.get(), soon()));
+    open_backend->set("k", "v", std::nullopt, soon());
+    o.resilience.fail_open = false;
+    auto closed = cachekit::l2::open_backend(url, o);
+    try {
+        closed->get("k", out.get(), soon());
+        fail_msg("expected an error");
+    } catch (const cachekit::Error &e) {
+        print_message("nothing listening: %s\n", e.what());
+        assert_int_equal(e.code(), CACHEKIT_EBACKEND);
+        assert_non_null(std::strstr(e.what(), "slot map"));
+    }
+    assert_false(closed->health(soon()).ok);
+    try {
+        cachekit::l2::open_backend("redis-cluster://127.0.0.1:1/3", o);
+        fail_msg("expected EINVAL");
+    } catch (const cachekit::Error &e) {
+        assert_int_equal(e.code(), CACHEKIT_EINVAL);
+    }
+}
+
 // A forked child drops the parent's connections, starts its own refresher,
 // and works; the parent keeps working.
 void test_fork_child_works(void **) {
@@ -284,6 +322,7 @@ void test_tool_takes_the_cluster_url(void **) {
 // A slot in migration: keys already moved answer ASK from the old owner;
 // the backend follows with ASKING and the map is not changed.
 void test_ask_during_migration(void **) {
+    heal();
     auto backend = open_cluster();
     const unsigned slot = cluster::key_slot("{mig}");
     const int from = g_cluster->owner_of(slot);
@@ -328,6 +367,7 @@ void test_ask_during_migration(void **) {
 // A live reshard (redis-cli --cluster reshard) while 4 threads write and
 // read: no caller error, every write readable after.
 void test_moved_during_live_reshard(void **) {
+    heal();
     auto backend = open_cluster("", false);  // fail-closed: any error reaches the caller
     const std::vector<int> primaries = g_cluster->primary_ports();
     const std::string from = g_cluster->id_of(primaries[0]), to = g_cluster->id_of(primaries[1]);
@@ -379,6 +419,7 @@ void test_moved_during_live_reshard(void **) {
 // One primary paused (SIGSTOP): its keys fail over fast to misses (its
 // breaker opens), keys of the other shards keep being served.
 void test_one_paused_shard_leaves_the_others_served(void **) {
+    heal();
     auto backend = open_cluster();
     const std::vector<int> primaries = g_cluster->primary_ports();
     const int victim = primaries[0];
@@ -389,25 +430,44 @@ void test_one_paused_shard_leaves_the_others_served(void **) {
     }
     for (auto &k : on_victim) backend->set(k, "x", std::nullopt, soon());
     for (auto &k : elsewhere) backend->set(k, "y", std::nullopt, soon());
-    g_cluster->server_on(victim).pause();
+    // A short command timeout: the victim's breaker opens (3 timeouts) well
+    // before cluster-node-timeout (1 s) lets its replica take over.
+    OpenOptions o;
+    o.resilience.command_timeout = 100ms;
+    o.resilience.breaker.failure_threshold = 3;
+    o.resilience.breaker.recovery = 10000ms;
+    auto quick = cachekit::l2::open_backend(g_cluster->url(), o);
     Buffer out;
-    for (int round = 0; round < 5; ++round)
-        for (auto &k : on_victim) assert_false(backend->get(k, out.get(), soon()));  // fail-open: a miss, no error
+    assert_true(quick->get(on_victim[0], out.get(), soon()));  // connected and warm
+    g_cluster->server_on(victim).pause();
+    bool failed_over = false;
+    for (int round = 0; round < 2; ++round)
+        for (auto &k : on_victim) failed_over |= quick->get(k, out.get(), soon());  // fail-open: never an error
     const auto t0 = std::chrono::steady_clock::now();
-    for (auto &k : on_victim) assert_false(backend->get(k, out.get(), soon()));
-    assert_true(std::chrono::steady_clock::now() - t0 < 500ms);  // the victim's breaker is open: no waiting
+    for (auto &k : on_victim) failed_over |= quick->get(k, out.get(), soon());
+    const auto spent = std::chrono::steady_clock::now() - t0;
+    // The victim's breaker is open: its keys fail fast (unless the replica was promoted meanwhile: then they hit).
+    if (!failed_over) assert_true(spent < 50ms);
+    assert_int_equal(quick->stats().breaker_state, CACHEKIT_BREAKER_CLOSED);  // the L2 as a whole stays on
     for (auto &k : elsewhere) {
-        assert_true(backend->get(k, out.get(), soon()));
+        // Through the raw cluster backend: an error here would show, not turn into a miss.
+        try {
+            assert_true(backend->inner().get(k, out.get(), soon()));
+        } catch (const cachekit::Error &e) {
+            fail_msg("%s on a healthy shard: %s", k.c_str(), e.what());
+        }
         assert_true(out.view() == "y");
     }
-    assert_int_equal(backend->stats().breaker_state, CACHEKIT_BREAKER_CLOSED);  // the L2 as a whole stays on
     g_cluster->server_on(victim).resume();
-    assert_true(eventually([&] { return backend->get(on_victim[0], out.get(), soon()); }, 5000ms));
+    // The pause may outlast cluster-node-timeout: then the victim's replica took over. Either way its keys come back.
+    assert_true(eventually([&] { return backend->get(on_victim[0], out.get(), soon()); }, 10000ms));
+    assert_true(g_cluster->wait_ok(20000ms));
 }
 
 // A primary killed: its replica is promoted; fail-open callers never see an
 // error, and L2 hits resume after the failover and a topology refresh.
 void test_primary_killed_replica_promoted(void **) {
+    heal();
     auto backend = open_cluster();
     const std::vector<int> primaries = g_cluster->primary_ports();
     const int victim = primaries[0];
@@ -442,6 +502,7 @@ void test_primary_killed_replica_promoted(void **) {
 // Every node stopped, then started again on the same ports (the cluster
 // state is in each node's nodes.conf): calls degrade, then resume.
 void test_whole_cluster_stopped_and_restarted(void **) {
+    heal();
     auto backend = open_cluster();
     Buffer out;
     backend->set("rr:k", "v", std::nullopt, soon());
@@ -472,6 +533,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_clear_across_primaries),
         cmocka_unit_test(test_health_reports_every_node),
         cmocka_unit_test(test_reads_from_replicas_when_asked),
+        cmocka_unit_test(test_nothing_listening),
         cmocka_unit_test(test_fork_child_works),
         cmocka_unit_test(test_tool_takes_the_cluster_url),
         cmocka_unit_test(test_ask_during_migration),
