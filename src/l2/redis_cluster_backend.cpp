@@ -416,16 +416,22 @@ private:
             fail(CACHEKIT_EBACKEND, "redis cluster: no node serves slot " + std::to_string(slot) +
                                         (v->primaries.empty() ? " (no slot map: no node answered)" : ""));
         }
+        return pick(*v, static_cast<size_t>(shard), read, replica);
+    }
+
+    // A shard's primary, or for a read with read_from_replicas the next of its
+    // replicas (round robin) whose breaker is not open.
+    NodePtr pick(const View &v, size_t shard, bool read, bool *replica) {
         *replica = false;
-        if (read && config_.read_from_replicas && !v->replicas[shard].empty()) {
-            const auto &list = v->replicas[shard];
-            const NodePtr &pick = list[next_replica_.fetch_add(1, std::memory_order_relaxed) % list.size()];
-            if (!pick->breaker_enabled || pick->breaker.state() != CircuitBreaker::State::Open) {
+        if (read && config_.read_from_replicas && !v.replicas[shard].empty()) {
+            const auto &list = v.replicas[shard];
+            const NodePtr &node = list[next_replica_.fetch_add(1, std::memory_order_relaxed) % list.size()];
+            if (!node->breaker_enabled || node->breaker.state() != CircuitBreaker::State::Open) {
                 *replica = true;
-                return pick;
+                return node;
             }
         }
-        return v->primaries[shard];
+        return v.primaries[shard];
     }
 
     // ---- one key -------------------------------------------------------
@@ -545,13 +551,8 @@ private:
                 again.push_back(i);
                 continue;
             }
-            NodePtr node = v->primaries[shard];
             bool replica = false;
-            if (read && config_.read_from_replicas && !v->replicas[shard].empty()) {
-                const auto &list = v->replicas[shard];
-                node = list[next_replica_.fetch_add(1, std::memory_order_relaxed) % list.size()];
-                replica = true;
-            }
+            NodePtr node = pick(*v, static_cast<size_t>(shard), read, &replica);
             auto g = std::find_if(groups.begin(), groups.end(), [&](const Group &x) { return x.node == node; });
             if (g == groups.end()) {
                 groups.push_back(Group{node, replica, {}, nullptr, nullptr, {}});

@@ -48,7 +48,7 @@ std::unique_ptr<ResilientBackend> open_cluster(const std::string &query = "", bo
     OpenOptions o;
     o.pool_size = 4;
     o.connect_timeout = 500ms;
-    o.resilience.command_timeout = 1000ms;
+    o.resilience.command_timeout = 2000ms;  // generous: a loaded CI machine must not turn a slow call into an error
     o.resilience.fail_open = fail_open;
     o.resilience.breaker.failure_threshold = 3;
     o.resilience.breaker.recovery = 300ms;
@@ -447,7 +447,7 @@ void test_one_paused_shard_leaves_the_others_served(void **) {
     for (auto &k : on_victim) failed_over |= quick->get(k, out.get(), soon());
     const auto spent = std::chrono::steady_clock::now() - t0;
     // The victim's breaker is open: its keys fail fast (unless the replica was promoted meanwhile: then they hit).
-    if (!failed_over) assert_true(spent < 50ms);
+    if (!failed_over) assert_true(spent < 250ms);  // 5 timeouts would take 500 ms
     assert_int_equal(quick->stats().breaker_state, CACHEKIT_BREAKER_CLOSED);  // the L2 as a whole stays on
     for (auto &k : elsewhere) {
         // Through the raw cluster backend: an error here would show, not turn into a miss.
