@@ -272,7 +272,7 @@ public:
     // key per command (keys of one node may lie in different slots).
     uint64_t clear(const KeySelection &which, Deadline deadline) override {
         std::shared_ptr<const View> view = current_view(deadline);
-        if (view->primaries.empty()) fail(CACHEKIT_EBACKEND, "redis cluster: no slot map (no node answered)");
+        if (view->primaries.empty()) fail(CACHEKIT_EBACKEND, "redis cluster: " + no_map_reason());
         const std::string pattern = glob_escape(which.prefix) + which.glob;
         uint64_t deleted = 0;
         std::vector<NodePtr> done;
@@ -329,7 +329,7 @@ public:
         std::shared_ptr<const View> view = current_view(deadline);
         Health health;
         if (view->primaries.empty()) {
-            health.detail = "redis cluster: no slot map (no node answered)";
+            health.detail = "redis cluster: " + no_map_reason();
             return health;
         }
         health.ok = view->topology.covered_slots() == cluster::kSlots;
@@ -414,7 +414,7 @@ private:
         if (shard < 0) {
             request_refresh();
             fail(CACHEKIT_EBACKEND, "redis cluster: no node serves slot " + std::to_string(slot) +
-                                        (v->primaries.empty() ? " (no slot map: no node answered)" : ""));
+                                        (v->primaries.empty() ? ": " + no_map_reason() : ""));
         }
         return pick(*v, static_cast<size_t>(shard), read, replica);
     }
@@ -745,7 +745,17 @@ private:
                 last_error = e.what();
             }
         }
+        {
+            std::lock_guard<std::mutex> lock(view_mu_);
+            last_refresh_error_ = last_error;
+        }
         fail(CACHEKIT_EBACKEND, "redis cluster: cannot read the slot map: " + last_error);
+    }
+
+    // Why there is no slot map, for messages.
+    std::string no_map_reason() const {
+        std::lock_guard<std::mutex> lock(view_mu_);
+        return "no slot map: no node answered" + (last_refresh_error_.empty() ? "" : " (" + last_refresh_error_ + ")");
     }
 
     void install(cluster::Topology topology) {
@@ -824,6 +834,7 @@ private:
     ClusterConfig config_;
     mutable std::mutex view_mu_;
     std::shared_ptr<const View> view_;
+    std::string last_refresh_error_;  // under view_mu_
     std::mutex nodes_mu_;
     std::map<std::string, NodePtr> nodes_;
     std::atomic<uint64_t> next_replica_{0};

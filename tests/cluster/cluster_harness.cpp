@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace cachekit::testing {
 namespace {
@@ -62,7 +63,8 @@ void RedisCluster::require_or_skip(const char *program) {
     }
 }
 
-RedisCluster::RedisCluster(int node_timeout_ms) : cli_(find_cli()) {
+RedisCluster::RedisCluster(int node_timeout_ms, std::string password)
+    : cli_(find_cli()), password_(std::move(password)) {
     if (cli_.empty()) throw std::runtime_error("redis-cli is not installed");
     for (int i = 0; i < kNodes; ++i) {
         RedisServerOptions options;
@@ -71,6 +73,10 @@ RedisCluster::RedisCluster(int node_timeout_ms) : cli_(find_cli()) {
         options.extra_args = {"--cluster-enabled", "yes", "--cluster-port", std::to_string(cluster_port),
                               "--cluster-node-timeout", std::to_string(node_timeout_ms),
                               "--cluster-require-full-coverage", "no"};
+        if (!password_.empty()) {
+            options.password = password_;  // --requirepass
+            options.extra_args.insert(options.extra_args.end(), {"--masterauth", password_});
+        }
         nodes_.push_back(std::make_unique<RedisServer>(options));
     }
     std::vector<std::string> args = {"--cluster", "create"};
@@ -83,7 +89,8 @@ RedisCluster::RedisCluster(int node_timeout_ms) : cli_(find_cli()) {
 RedisCluster::~RedisCluster() = default;  // each RedisServer stops its process
 
 std::string RedisCluster::url(const std::string &query) const {
-    std::string out = "redis-cluster://127.0.0.1:" + std::to_string(nodes_[0]->port()) + ",127.0.0.1:" +
+    std::string out = "redis-cluster://" + (password_.empty() ? "" : ":" + password_ + "@") + "127.0.0.1:" +
+                      std::to_string(nodes_[0]->port()) + ",127.0.0.1:" +
                       std::to_string(nodes_[1]->port());
     if (!query.empty()) out += "?" + query;
     return out;
@@ -104,6 +111,7 @@ std::unique_ptr<redisReply, void (*)(void *)> RedisCluster::command(int port, co
         return none;
     }
     redisSetTimeout(c, tv);
+    if (!password_.empty()) freeReplyObject(redisCommand(c, "AUTH %s", password_.c_str()));
     std::vector<const char *> argv;
     std::vector<size_t> lens;
     for (auto &a : args) {
@@ -126,6 +134,12 @@ int RedisCluster::cli(const std::vector<std::string> &args) const {
         std::vector<char *> argv;
         argv.push_back(const_cast<char *>(cli_.c_str()));
         for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+        std::string pw = password_, no_warning = "--no-auth-warning", dash_a = "-a";
+        if (!pw.empty()) {
+            argv.push_back(dash_a.data());
+            argv.push_back(pw.data());
+            argv.push_back(no_warning.data());
+        }
         argv.push_back(nullptr);
         execv(argv[0], argv.data());
         _exit(127);

@@ -32,12 +32,13 @@ public:
     static void require_or_skip(const char *program);
 
     // node_timeout_ms: cluster-node-timeout (how soon a dead primary is failed over).
-    explicit RedisCluster(int node_timeout_ms = 1000);
+    // password: every node's requirepass and masterauth (AUTH in command(), -a for redis-cli).
+    explicit RedisCluster(int node_timeout_ms = 1000, std::string password = "");
     ~RedisCluster();
     RedisCluster(const RedisCluster &) = delete;
     RedisCluster &operator=(const RedisCluster &) = delete;
 
-    // redis-cluster://127.0.0.1:p0,127.0.0.1:p1[?query]
+    // redis-cluster://[:password@]127.0.0.1:p0,127.0.0.1:p1[?query]
     std::string url(const std::string &query = "") const;
     int port(int i) const { return nodes_[static_cast<size_t>(i)]->port(); }
     RedisServer &server_on(int port);
@@ -65,6 +66,7 @@ private:
     std::vector<std::unique_ptr<RedisServer>> nodes_;
     std::vector<int> cluster_ports_;
     std::string cli_;
+    std::string password_;
 };
 
 }  // namespace cachekit::testing

@@ -54,7 +54,7 @@ int loader(cachekit_load *load, void *) {
 
 int setup(void **) {
     try {
-        g_cluster = new RedisCluster(1000);
+        g_cluster = new RedisCluster(1000, "s3cret-pw");  // AUTH on every node
     } catch (const std::exception &e) {
         print_error("cannot build the cluster: %s\n", e.what());
         return -1;
@@ -120,6 +120,26 @@ void test_get_or_load_with_the_cluster_lock(void **) {
     cachekit_cache_free(c);
 }
 
+// A wrong password: calls fail (fail-closed) with CACHEKIT_EBACKEND naming
+// WRONGPASS, never showing the password; the right one works (every case above).
+void test_wrong_password(void **) {
+    std::string url = g_url;
+    url.replace(url.find("s3cret-pw"), 9, "not-the-pw");
+    cachekit_backend_options bo;
+    assert_int_equal(cachekit_backend_options_init(&bo, sizeof bo), CACHEKIT_OK);
+    bo.fail_closed = 1;
+    cachekit_backend *backend = nullptr;
+    assert_int_equal(cachekit_backend_open(&backend, url.c_str(), &bo), CACHEKIT_OK);  // nothing connects at open
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    cachekit_error err = CACHEKIT_ERROR_INIT;
+    assert_int_equal(cachekit_backend_get_ex(backend, &out, "k", 1, &err), CACHEKIT_EBACKEND);
+    print_message("wrong password: %s\n", err.message);
+    assert_non_null(std::strstr(err.message, "WRONGPASS"));
+    assert_null(std::strstr(err.message, "not-the-pw"));
+    cachekit_buf_dispose(&out);
+    cachekit_backend_free(backend);
+}
+
 }  // namespace
 
 int main() {
@@ -127,6 +147,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_caches_share_the_cluster),
         cmocka_unit_test(test_get_or_load_with_the_cluster_lock),
+        cmocka_unit_test(test_wrong_password),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
