@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "codec/crypto.hpp"
+#include "l2/cluster_node.hpp"
 #include "l2/cluster_slots.hpp"
 #include "l2/cluster_topology.hpp"
 #include "l2/key_fault.hpp"
@@ -42,7 +43,13 @@
 namespace cachekit::l2 {
 namespace {
 
+using cluster::is_node_failure;
+using cluster::Node;
 using cluster::NodeAddress;
+using cluster::NodeCall;
+using cluster::NodePtr;
+using cluster::Redirect;
+using cluster::redirect_of;
 using redis_replies::Reply;
 using std::chrono::milliseconds;
 
@@ -57,8 +64,6 @@ constexpr std::string_view kUnlockSha = "b70c2384248f88e6b75b9f89241a180f856ad85
 
 inline const char *data_or_empty(std::string_view text) { return text.data() ? text.data() : ""; }
 
-bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
-
 // One command: arguments owned by the caller.
 struct Cmd {
     int argc;
@@ -67,89 +72,11 @@ struct Cmd {
     const char *what;
 };
 
-struct Node {
-    Node(const NodeAddress &a, const RedisConfig &config, const ResilienceConfig &r)
-        : address(a), redis(config), breaker(r.breaker), backpressure(r.max_concurrency, r.backpressure_wait),
-          breaker_enabled(r.breaker_enabled) {}
-    NodeAddress address;
-    RedisNode redis;
-    CircuitBreaker breaker;
-    Backpressure backpressure;
-    bool breaker_enabled;
-};
-using NodePtr = std::shared_ptr<Node>;
-
 struct View {
     cluster::Topology topology;
     std::vector<NodePtr> primaries;             // per shard
     std::vector<std::vector<NodePtr>> replicas;  // per shard
 };
-
-// A node's breaker ticket and backpressure slot for one exchange; the
-// outcome is reported once (done/failed), neutral when neither ran.
-class NodeCall {
-public:
-    explicit NodeCall(Node &node) : node_(node) {
-        if (node.breaker_enabled) {
-            ticket_ = node.breaker.allow();
-            if (!ticket_.admitted)
-                fail_key(CACHEKIT_ECIRCUIT_OPEN,
-                         node.redis.where() + ": circuit breaker open for this node: its keys fail fast until it recovers");
-        }
-        if (!node.backpressure.acquire()) {
-            if (node.breaker_enabled) node.breaker.neutral(ticket_);
-            fail_key(CACHEKIT_EBUSY, node.redis.where() + ": backpressure: too many calls in flight to this node");
-        }
-        slot_ = true;
-    }
-    ~NodeCall() {
-        if (slot_) node_.backpressure.release();
-        if (!reported_ && node_.breaker_enabled) node_.breaker.neutral(ticket_);
-    }
-    NodeCall(const NodeCall &) = delete;
-    NodeCall &operator=(const NodeCall &) = delete;
-    void done() {
-        if (!reported_ && node_.breaker_enabled) node_.breaker.success(ticket_);
-        reported_ = true;
-    }
-    void failed() {
-        if (!reported_ && node_.breaker_enabled) node_.breaker.failure(ticket_);
-        reported_ = true;
-    }
-
-private:
-    Node &node_;
-    CircuitBreaker::Ticket ticket_;
-    bool slot_ = false;
-    bool reported_ = false;
-};
-
-bool is_node_failure(const Error &e) { return e.code() == CACHEKIT_EBACKEND || e.code() == CACHEKIT_ETIMEOUT; }
-
-enum class Redirect { None, Moved, Ask, Retry };
-
-// What an error reply asks the client to do.
-Redirect redirect_of(const redisReply &reply, uint16_t *slot, NodeAddress *to) {
-    if (reply.type != REDIS_REPLY_ERROR) return Redirect::None;
-    std::string_view text(reply.str, reply.len);
-    const bool moved = starts_with(text, "MOVED "), ask = starts_with(text, "ASK ");
-    if (moved || ask) {
-        text.remove_prefix(moved ? 6 : 4);
-        const size_t space = text.find(' ');
-        if (space == std::string_view::npos) return Redirect::None;
-        unsigned s = 0;
-        if (std::from_chars(text.data(), text.data() + space, s).ec != std::errc() || s >= cluster::kSlots)
-            return Redirect::None;
-        std::optional<NodeAddress> address = cluster::parse_address(text.substr(space + 1));
-        if (!address) return Redirect::None;
-        *slot = static_cast<uint16_t>(s);
-        *to = *address;
-        return moved ? Redirect::Moved : Redirect::Ask;
-    }
-    if (starts_with(text, "TRYAGAIN") || starts_with(text, "CLUSTERDOWN") || starts_with(text, "LOADING"))
-        return Redirect::Retry;
-    return Redirect::None;
-}
 
 class ClusterBackend final : public Backend, private fork_hooks::Participant {
 public:
