@@ -286,7 +286,7 @@ void test_fork_child_works(void **) {
     assert_true(out.view() == "child");
 }
 
-// The `cachekit` tool's set/get/del take the cluster URL.
+// The `cachekit` tool's set/get/inspect/del take the cluster URL.
 const char *g_tool = nullptr;
 
 std::string run_tool(const std::string &args, int *status) {
@@ -313,6 +313,9 @@ void test_tool_takes_the_cluster_url(void **) {
     assert_non_null(std::strstr(out.c_str(), "68656c6c6f"));
     const int owner = g_cluster->owner_of(cluster::key_slot("tool:key"));
     assert_string_equal(get_on(owner, "tool:key").c_str(), "hello");
+    out = run_tool("inspect tool:key --backend " + url, &status);  // the stored bytes, read through the cluster
+    assert_int_equal(status, 0);
+    assert_non_null(std::strstr(out.c_str(), "size:        5 bytes"));
     out = run_tool("del tool:key --backend " + url, &status);
     assert_int_equal(status, 0);
     run_tool("get tool:key --backend " + url, &status);
