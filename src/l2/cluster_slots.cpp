@@ -37,4 +37,15 @@ std::string_view hash_tag(std::string_view key) noexcept {
 
 uint16_t key_slot(std::string_view key) noexcept { return crc16(hash_tag(key)) & (kSlots - 1); }
 
+std::string lock_key(std::string_view name) {
+    constexpr std::string_view kSuffix = ":lock";
+    if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix) return std::string(name);
+    const std::string_view key = name.substr(0, name.size() - kSuffix.size());
+    if (hash_tag(key).size() != key.size() || key.find('}') != std::string_view::npos) return std::string(name);
+    std::string out;
+    out.reserve(name.size() + 2);
+    out.append("{").append(key).append("}").append(kSuffix);
+    return out;
+}
+
 }  // namespace cachekit::l2::cluster

@@ -220,18 +220,21 @@ public:
         sodium_bin2hex(hex, sizeof hex, raw, sizeof raw);
         char ms[24];
         const size_t ms_len = ttl_arg(Ttl(hold), ms);
-        const char *argv[] = {"SET", data_or_empty(name), hex, "NX", "PX", ms};
-        const size_t lens[] = {3, name.size(), sizeof raw * 2, 2, 2, ms_len};
+        // In the slot of the key it guards (cluster_slots.hpp lock_key).
+        const std::string stored = cluster::lock_key(name);
+        const char *argv[] = {"SET", stored.c_str(), hex, "NX", "PX", ms};
+        const size_t lens[] = {3, stored.size(), sizeof raw * 2, 2, 2, ms_len};
         const Cmd cmd{6, argv, lens, "SET NX"};
-        // The lock lives in the slot of its own name (the cache names it after the key).
-        const bool taken = key_call(name, false, &cmd, 1, deadline, [&](std::vector<Reply> &r, const std::string &where) {
+        const bool taken = key_call(stored, false, &cmd, 1, deadline, [&](std::vector<Reply> &r, const std::string &where) {
             return redis_replies::lock_taken(*r[0], where);
         });
         if (!taken) return std::nullopt;
         return std::string(hex, sizeof raw * 2);
     }
 
-    bool unlock(std::string_view name, std::string_view token, Deadline deadline) override {
+    bool unlock(std::string_view lock_name, std::string_view token, Deadline deadline) override {
+        const std::string stored = cluster::lock_key(lock_name);
+        const std::string_view name = stored;
         const char *argv[] = {"EVALSHA", kUnlockSha.data(), "1", data_or_empty(name), data_or_empty(token)};
         const size_t lens[] = {7, kUnlockSha.size(), 1, name.size(), token.size()};
         const Cmd cmd{5, argv, lens, "EVALSHA"};

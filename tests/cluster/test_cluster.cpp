@@ -150,6 +150,15 @@ void test_round_trips_over_every_slot_range(void **) {
     assert_string_equal(get_on(owner, "{user1000}.lock").c_str(), token->c_str());
     assert_true(backend->unlock("{user1000}.lock", *token, soon()));
     assert_false(backend->unlock("{user1000}.lock", *token, soon()));
+    // The cache's stampede lock "<key>:lock" lives on the key's own node, as "{<key>}:lock".
+    const std::string key = key_in("lk:", 0, 5460);
+    auto held = backend->lock(key + ":lock", 5000ms, soon());
+    assert_true(held.has_value());
+    assert_false(backend->lock(key + ":lock", 5000ms, soon()).has_value());
+    const int key_owner = g_cluster->owner_of(cluster::key_slot(key));
+    assert_string_equal(get_on(key_owner, "{" + key + "}:lock").c_str(), held->c_str());
+    assert_true(backend->unlock(key + ":lock", *held, soon()));
+    assert_string_equal(get_on(key_owner, "{" + key + "}:lock").c_str(), "<none>");
 }
 
 void test_batches_across_nodes(void **) {

@@ -47,6 +47,21 @@ void test_known_slots(void **) {
     for (int i = 0; i < 1000; ++i) assert_true(cluster::key_slot("k" + std::to_string(i)) < cluster::kSlots);
 }
 
+// A key's stampede lock "<key>:lock" is stored in the key's own slot.
+void test_lock_key_in_the_key_slot(void **) {
+    assert_string_equal(cluster::lock_key("t:ns:users:func:f:args:ab:1x:lock").c_str(), "{t:ns:users:func:f:args:ab:1x}:lock");
+    for (const char *key : {"foo", "user:1", "a{b", "x{"}) {
+        const std::string name = cluster::lock_key(std::string(key) + ":lock");
+        assert_int_equal(cluster::key_slot(name), cluster::key_slot(key));
+    }
+    // A key with its own tag keeps the name (same slot already); other names are left alone.
+    assert_string_equal(cluster::lock_key("{u}x:lock").c_str(), "{u}x:lock");
+    assert_int_equal(cluster::key_slot("{u}x:lock"), cluster::key_slot("{u}x"));
+    assert_string_equal(cluster::lock_key("a}b:lock").c_str(), "a}b:lock");
+    assert_string_equal(cluster::lock_key("plain").c_str(), "plain");
+    assert_string_equal(cluster::lock_key(":lock").c_str(), ":lock");
+}
+
 void test_url(void **) {
     ClusterConfig c = parse_cluster_url("redis-cluster://127.0.0.1:7000");
     assert_int_equal(c.seeds.size(), 1);
@@ -85,6 +100,7 @@ void test_url(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_slots),
+        cmocka_unit_test(test_lock_key_in_the_key_slot),
         cmocka_unit_test(test_url),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
