@@ -55,6 +55,11 @@ CASES = [
          "raw hiredis GET of the same key (100 B) on its own connection"),
     Case("B8-14k", "redis/redis_bench", "B8-14k/cachekit", "B8-14k/anchor", "real_time", "us", 1.15, "lower",
          "raw hiredis GET of the same key (14 KiB) on its own connection"),
+    Case("C1", "cluster/cluster_bench", "C1/cachekit", "C1/anchor", "real_time", "us", 1.15, "lower",
+         "raw hiredis GET of the same key (100 B) sent to the node that owns its slot, on its own connection"),
+    Case("C2", "cluster/cluster_bench", "C2/spread", "C2/one-node", "items_per_second", "keys/s", 2.0, "higher",
+         "get_many of 100 keys that all live on one node (one hash tag), through the same cluster backend; "
+         "ratio = spread keys/s / one-node keys/s"),
     Case("B10", "redis/redis_bench", "B10/batch", "B10/sequential", "items_per_second", "keys/s", 10.0, "higher",
          "100 sequential Backend::get calls; ratio = batch keys/s / sequential keys/s"),
 ]

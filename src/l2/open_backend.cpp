@@ -6,6 +6,7 @@
 #include "l2/file_backend.hpp"
 #include "l2/memory_backend.hpp"
 #include "l2/redis_backend.hpp"
+#include "l2/redis_cluster_backend.hpp"
 #include "l2/url_text.hpp"
 #include "util/error.hpp"
 
@@ -13,7 +14,7 @@ namespace cachekit::l2 {
 
 namespace {
 
-constexpr const char *kSchemes = "redis://, unix://, file:///absolute/dir or memory://";
+constexpr const char *kSchemes = "redis://, redis-cluster://, unix://, file:///absolute/dir or memory://";
 
 bool has_scheme(std::string_view url, std::string_view scheme) { return starts_with_nocase(url, scheme); }
 
@@ -45,6 +46,19 @@ std::string resolve_url(const char *url) {
 std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOptions &o) {
     if (has_scheme(url, "rediss://"))
         fail(CACHEKIT_EINVAL, "rediss:// (Redis over TLS) is not supported: this build's hiredis has no TLS");
+    if (has_scheme(url, "redis-cluster://")) {
+        ClusterConfig cc = parse_cluster_url(url);
+        cc.node.pool_size = o.pool_size;
+        cc.node.connect_timeout = o.connect_timeout;
+        cc.node.command_timeout = o.resilience.command_timeout;
+        cc.node.max_reply_bytes = o.redis_max_reply_bytes;
+        cc.node_resilience = o.resilience;  // the breaker and backpressure work per node
+#ifdef CACHEKIT_HAVE_HIREDIS
+        return open_redis_cluster(cc);
+#else
+        fail(CACHEKIT_EINVAL, "this libcachekit was built without hiredis (-Dredis=disabled): no Redis Cluster backend");
+#endif
+    }
     if (has_scheme(url, "redis://") || has_scheme(url, "unix://")) {
         RedisConfig rc = parse_redis_url(url);
         rc.pool_size = o.pool_size;
@@ -80,7 +94,10 @@ uint64_t reply_limit_for_values(uint64_t max_value_bytes) {
 }
 
 std::unique_ptr<ResilientBackend> open_backend(std::string_view url, const OpenOptions &options) {
-    return std::make_unique<ResilientBackend>(open_backend_raw(url, options), options.resilience);
+    ResilienceConfig outer = options.resilience;
+    // A cluster bounds calls per node (its own backpressure): no second bound over all of them.
+    if (has_scheme(url, "redis-cluster://")) outer.max_concurrency = 0;
+    return std::make_unique<ResilientBackend>(open_backend_raw(url, options), outer);
 }
 
 }  // namespace cachekit::l2

@@ -1,5 +1,8 @@
 // Open a backend by URL and wrap it in the resilience layer:
 //   redis://..., unix://...   -> parse_redis_url + open_redis
+//   redis-cluster://h:p,...   -> parse_cluster_url + open_redis_cluster (breaker and
+//                                backpressure per node; the outer layer gets no
+//                                second concurrency bound)
 //   file:///absolute/dir      -> open_file (a relative path is EINVAL)
 //   memory://                 -> open_memory
 // rediss:// and any other scheme are CACHEKIT_EINVAL.

@@ -13,6 +13,7 @@
 // fast meanwhile. Fork-safe: a child drops the connections it inherited
 // (closing its copies of the fds, sending nothing) and opens its own.
 #include "l2/redis_backend.hpp"
+#include "l2/redis_node.hpp"
 
 #include <hiredis/hiredis.h>
 #include <hiredis/read.h>
@@ -245,6 +246,15 @@ public:
             receive(conn, trip, armed);
             armed = false;
         }
+    }
+
+    // Send the queued requests without reading (the replies come with next()).
+    void flush(Conn &conn, const char *what, Deadline deadline) const {
+        const auto now = SteadyClock::now();
+        if (now >= deadline.at) fail(CACHEKIT_ETIMEOUT, where_ + ": deadline passed before the command was sent");
+        const RoundTrip trip{now, std::min(deadline.at, now + microseconds(command_us_)), what};
+        arm(conn, trip, now);
+        if (!conn.out.empty()) send(conn, trip);
     }
 
     // One command, one reply.
@@ -955,6 +965,34 @@ private:
 };
 
 }  // namespace
+
+// RedisNode / RedisSession (redis_node.hpp): this file's pool, one connection at a time.
+struct RedisNode::Impl {
+    explicit Impl(const RedisConfig &config) : pool(config, describe_node(config)) {}
+    static std::string describe_node(const RedisConfig &config) {
+        std::string host = config.host.find(':') != std::string::npos ? "[" + config.host + "]" : config.host;
+        return "redis " + host + ":" + std::to_string(config.port);
+    }
+    Pool pool;
+};
+
+RedisNode::RedisNode(const RedisConfig &config) : impl_(std::make_unique<Impl>(config)) {}
+RedisNode::~RedisNode() = default;
+const std::string &RedisNode::where() const { return impl_->pool.where(); }
+
+RedisSession::RedisSession(RedisNode &node, Deadline deadline)
+    : node_(*node.impl_), conn_(node_.pool.acquire(deadline)) {}
+RedisSession::~RedisSession() { node_.pool.release(static_cast<Conn *>(conn_)); }
+void RedisSession::append(int argc, const char *const *argv, const size_t *lens, ReplyShape shape) {
+    node_.pool.wire().append(*static_cast<Conn *>(conn_), argc, argv, lens, shape);
+}
+void RedisSession::flush(const char *what, Deadline deadline) {
+    node_.pool.wire().flush(*static_cast<Conn *>(conn_), what, deadline);
+}
+redis_replies::Reply RedisSession::next(const char *what, Deadline deadline) {
+    return node_.pool.wire().next(*static_cast<Conn *>(conn_), what, deadline);
+}
+const std::string &RedisSession::where() const { return node_.pool.where(); }
 
 std::unique_ptr<Backend> open_redis(const RedisConfig &config) {
     if (config.unix_path.empty()) {

@@ -30,13 +30,14 @@ namespace cachekit::l2 {
 // What one command's reply may look like: arrays nested at most `depth`
 // deep, with at most max_elements[d] elements at depth d (0 = top level).
 struct ReplyShape {
-    static constexpr int kMaxDepth = 2;
+    static constexpr int kMaxDepth = 4;  // CLUSTER SHARDS: shards > shard > nodes > node
     uint8_t depth = 0;
-    uint32_t max_elements[kMaxDepth] = {0, 0};
+    uint32_t max_elements[kMaxDepth] = {0, 0, 0, 0};
 
     static ReplyShape scalar() { return {}; }                  // GET, SET, PTTL, PING...
     static ReplyShape array(uint32_t n) { return {1, {n, 0}}; }  // MGET of n keys
     static ReplyShape nested(uint32_t n, uint32_t inner) { return {2, {n, inner}}; }  // SCAN: [cursor, [keys]]
+    static ReplyShape tree(uint32_t n) { return {kMaxDepth, {n, n, n, n}}; }  // CLUSTER SHARDS / SLOTS
 };
 
 class RespGuard {

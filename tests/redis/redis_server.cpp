@@ -123,6 +123,7 @@ void RedisServer::start(bool any_port) {
             args.push_back("--requirepass");
             args.push_back(options_.password);
         }
+        args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
         if (options_.unix_socket) {
             args.push_back("--unixsocket");
             args.push_back(socket_path_);

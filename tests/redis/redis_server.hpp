@@ -6,12 +6,14 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 namespace cachekit::testing {
 
 struct RedisServerOptions {
     std::string password;       // --requirepass when non-empty
     bool unix_socket = false;   // also listen on <dir>/redis.sock
+    std::vector<std::string> extra_args;  // more "--name value" pairs (e.g. the cluster tests' --cluster-enabled yes)
 };
 
 class RedisServer {

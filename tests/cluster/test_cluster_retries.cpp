@@ -1,0 +1,131 @@
+// TRYAGAIN and CLUSTERDOWN against a fake one-node cluster (no redis-server):
+// retried with backoff inside the call's deadline, then the value; a server
+// that never stops answering TRYAGAIN ends the call at its deadline with
+// CACHEKIT_ETIMEOUT quoting the server. Also: the slot map falls back to
+// CLUSTER SLOTS when CLUSTER SHARDS is unknown (a Redis 6 server).
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "fake_server.hpp"
+#include "l2/redis_cluster_backend.hpp"
+#include "util/buffer.hpp"
+#include "util/error.hpp"
+
+#include <csetjmp>
+#include <cstdarg>
+#include <cstddef>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+namespace {
+
+using cachekit::Buffer;
+using cachekit::l2::Deadline;
+using cachekit::testing::FakeServer;
+using namespace std::chrono_literals;
+
+std::string bulk(const std::string &s) { return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n"; }
+
+// CLUSTER SHARDS: one shard, every slot, this node as its primary.
+std::string shards_reply(int port) {
+    return "*1\r\n*4\r\n" + bulk("slots") + "*2\r\n:0\r\n:16383\r\n" + bulk("nodes") + "*1\r\n*10\r\n" + bulk("id") +
+           bulk("n1") + bulk("port") + ":" + std::to_string(port) + "\r\n" + bulk("ip") + bulk("127.0.0.1") +
+           bulk("role") + bulk("master") + bulk("health") + bulk("online");
+}
+
+// CLUSTER SLOTS: the same map, the pre-7 way.
+std::string slots_reply(int port) {
+    return "*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n" + bulk("127.0.0.1") + ":" + std::to_string(port) + "\r\n" + bulk("n1");
+}
+
+// A fake node: answers the slot map, then `busy` error replies to GETs, then the value.
+struct FakeNode {
+    FakeNode(std::string busy_error, int busy, bool knows_shards)
+        : server([this](int fd, int) { serve(fd); }), error(std::move(busy_error)), left(busy), shards(knows_shards) {}
+
+    void serve(int fd) {
+        char buf[4096];
+        for (;;) {
+            ssize_t n = recv(fd, buf, sizeof buf, 0);
+            if (n <= 0) return;
+            const std::string request(buf, size_t(n));
+            std::string reply;
+            if (request.find("SHARDS") != std::string::npos) {
+                reply = shards ? shards_reply(server.port()) : "-ERR unknown subcommand 'SHARDS'\r\n";
+            } else if (request.find("SLOTS") != std::string::npos) {
+                reply = slots_reply(server.port());
+            } else if (request.find("GET") != std::string::npos) {
+                gets.fetch_add(1);
+                reply = left.fetch_sub(1) > 0 ? "-" + error + "\r\n" : bulk("value");
+            } else {
+                reply = "+OK\r\n";
+            }
+            if (!FakeServer::write_all(fd, reply)) return;
+        }
+    }
+
+    std::string url() const { return "redis-cluster://127.0.0.1:" + std::to_string(server.port()); }
+
+    FakeServer server;
+    std::string error;
+    std::atomic<int> left;
+    bool shards;
+    std::atomic<int> gets{0};
+};
+
+std::unique_ptr<cachekit::l2::Backend> open(const std::string &url) {
+    cachekit::l2::ClusterConfig config = cachekit::l2::parse_cluster_url(url);
+    config.node.command_timeout = 1000ms;
+    return cachekit::l2::open_redis_cluster(config);
+}
+
+void test_tryagain_is_retried(void **) {
+    FakeNode node("TRYAGAIN Multiple keys request during rehashing of slot", 3, true);
+    auto backend = open(node.url());
+    Buffer out;
+    assert_true(backend->get("k", out.get(), Deadline::after(5000ms)));
+    assert_true(out.view() == "value");
+    assert_int_equal(node.gets.load(), 4);
+}
+
+void test_clusterdown_is_retried_and_slots_fallback(void **) {
+    FakeNode node("CLUSTERDOWN The cluster is down", 2, false);  // a Redis 6 node: CLUSTER SLOTS only
+    auto backend = open(node.url());
+    Buffer out;
+    assert_true(backend->get("k", out.get(), Deadline::after(5000ms)));
+    assert_true(out.view() == "value");
+    assert_int_equal(node.gets.load(), 3);
+}
+
+void test_retries_end_at_the_deadline(void **) {
+    FakeNode node("TRYAGAIN forever", 1 << 30, true);
+    auto backend = open(node.url());
+    Buffer out;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        backend->get("k", out.get(), Deadline::after(300ms));
+        fail_msg("expected a timeout");
+    } catch (const cachekit::Error &e) {
+        assert_int_equal(e.code(), CACHEKIT_ETIMEOUT);
+        assert_non_null(std::strstr(e.what(), "TRYAGAIN"));
+    }
+    const auto spent = std::chrono::steady_clock::now() - t0;
+    assert_true(spent < 2000ms);
+    assert_true(node.gets.load() >= 3);  // 10, 20, 40, 80 ms... backoff: several tries, not hundreds
+    assert_true(node.gets.load() < 30);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tryagain_is_retried),
+        cmocka_unit_test(test_clusterdown_is_retried_and_slots_fallback),
+        cmocka_unit_test(test_retries_end_at_the_deadline),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

@@ -1,0 +1,107 @@
+// No server: key slots (CRC16 and hash tags) with known values, and the
+// redis-cluster:// URL parser.
+#include <cstring>
+#include <string>
+
+#include "l2/cluster_slots.hpp"
+#include "l2/redis_cluster_backend.hpp"
+#include "util/error.hpp"
+
+#include <csetjmp>
+#include <cstdarg>
+#include <cstddef>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+namespace {
+
+using namespace cachekit::l2;
+
+int url_error(const std::string &url, std::string *message = nullptr) {
+    try {
+        parse_cluster_url(url);
+    } catch (const cachekit::Error &e) {
+        if (message) *message = e.what();
+        return e.code();
+    }
+    return 0;
+}
+
+// Values as `CLUSTER KEYSLOT` answers them (Redis 7.0).
+void test_known_slots(void **) {
+    assert_int_equal(cluster::crc16("123456789"), 0x31C3);  // the XMODEM check value
+    assert_int_equal(cluster::key_slot("foo"), 12182);
+    assert_int_equal(cluster::key_slot("bar"), 5061);
+    assert_int_equal(cluster::key_slot(""), 0);
+    assert_int_equal(cluster::key_slot("{user1000}.following"), cluster::key_slot("{user1000}.followers"));
+    assert_int_equal(cluster::key_slot("{user1000}.following"), cluster::key_slot("user1000"));
+    assert_int_equal(cluster::key_slot("foo{}{bar}"), cluster::key_slot("foo{}{bar}"));
+    // An empty tag hashes the whole key; only the first '{' counts.
+    assert_true(cluster::hash_tag("foo{}{bar}") == "foo{}{bar}");
+    assert_true(cluster::hash_tag("foo{{bar}}zap") == "{bar");
+    assert_true(cluster::hash_tag("foo{bar}{zap}") == "bar");
+    assert_true(cluster::hash_tag("x{") == "x{");
+    assert_int_equal(cluster::key_slot("foo{{bar}}zap"), cluster::key_slot("{bar"));
+    for (int i = 0; i < 1000; ++i) assert_true(cluster::key_slot("k" + std::to_string(i)) < cluster::kSlots);
+}
+
+// A key's stampede lock "<key>:lock" is stored in the key's own slot.
+void test_lock_key_in_the_key_slot(void **) {
+    assert_string_equal(cluster::lock_key("t:ns:users:func:f:args:ab:1x:lock").c_str(), "{t:ns:users:func:f:args:ab:1x}:lock");
+    for (const char *key : {"foo", "user:1", "a{b", "x{"}) {
+        const std::string name = cluster::lock_key(std::string(key) + ":lock");
+        assert_int_equal(cluster::key_slot(name), cluster::key_slot(key));
+    }
+    // A key with its own tag keeps the name (same slot already); other names are left alone.
+    assert_string_equal(cluster::lock_key("{u}x:lock").c_str(), "{u}x:lock");
+    assert_int_equal(cluster::key_slot("{u}x:lock"), cluster::key_slot("{u}x"));
+    assert_string_equal(cluster::lock_key("a}b:lock").c_str(), "a}b:lock");
+    assert_string_equal(cluster::lock_key("plain").c_str(), "plain");
+    assert_string_equal(cluster::lock_key(":lock").c_str(), ":lock");
+}
+
+void test_url(void **) {
+    ClusterConfig c = parse_cluster_url("redis-cluster://127.0.0.1:7000");
+    assert_int_equal(c.seeds.size(), 1);
+    assert_string_equal(c.seeds[0].host.c_str(), "127.0.0.1");
+    assert_int_equal(c.seeds[0].port, 7000);
+    assert_false(c.read_from_replicas);
+
+    c = parse_cluster_url("REDIS-CLUSTER://us%40r:p%3Ass@a.example:7000,b.example:7001,[::1]:7002/?read_from_replicas=yes&refresh_ms=250");
+    assert_int_equal(c.seeds.size(), 3);
+    assert_string_equal(c.node.username.c_str(), "us@r");
+    assert_string_equal(c.node.password.c_str(), "p:ss");
+    assert_string_equal(c.seeds[1].host.c_str(), "b.example");
+    assert_string_equal(c.seeds[2].host.c_str(), "::1");
+    assert_int_equal(c.seeds[2].port, 7002);
+    assert_true(c.read_from_replicas);
+    assert_int_equal(c.refresh_interval.count(), 250);
+    // Default port.
+    assert_int_equal(parse_cluster_url("redis-cluster://h").seeds[0].port, 6379);
+
+    std::string message;
+    assert_int_equal(url_error("redis-cluster://", &message), CACHEKIT_EINVAL);
+    assert_int_equal(url_error("redis-cluster://a:1,,b:2"), CACHEKIT_EINVAL);
+    assert_int_equal(url_error("redis-cluster://a:1/2"), CACHEKIT_EINVAL);
+    assert_int_equal(url_error("redis-cluster://a:99999"), CACHEKIT_EINVAL);
+    assert_int_equal(url_error("redis-cluster://a:1?read_from_replicas=maybe"), CACHEKIT_EINVAL);
+    assert_int_equal(url_error("redis-cluster://a:1?refresh_ms=5"), CACHEKIT_EINVAL);
+    assert_int_equal(url_error("redis-cluster://a:1?nope=1", &message), CACHEKIT_EINVAL);
+    assert_non_null(std::strstr(message.c_str(), "nope"));
+    assert_int_equal(url_error("redis-cluster://u:secret@a:1?x=1", &message), CACHEKIT_EINVAL);
+    assert_null(std::strstr(message.c_str(), "secret"));
+    assert_int_equal(url_error("redis://a:1"), CACHEKIT_EINVAL);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_slots),
+        cmocka_unit_test(test_lock_key_in_the_key_slot),
+        cmocka_unit_test(test_url),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
