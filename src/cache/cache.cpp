@@ -61,9 +61,28 @@ Cache::Cache(CacheConfig config)
     plain_l1_ = l1_ && !config_.keyring;
     if (plain_l1_) metrics_.count_engine_hits(*l1_);
     quick_l1_hits_ = plain_l1_ && !config_.swr;
+    if (l1_ && config_.backend) {
+        try {
+            CoherenceActions actions;
+            actions.forget_key = [this](std::string_view key) { forget_key(key, l1::L1Cache::hash_key(key)); };
+            actions.forget_namespace = [this](std::string_view ns) {
+                // As invalidate_namespace's record, without the L2 clear.
+                log_.namespace_invalidated(ns);
+                claims_.cancel_all();
+                l1_->invalidate_namespace(ns);
+            };
+            coherence_ = Coherence::start(*config_.backend, *l1_, config_.key_prefix, std::move(actions));
+        } catch (...) {
+            fork_hooks::leave(this);
+            throw;
+        }
+    }
 }
 
-Cache::~Cache() { fork_hooks::leave(this); }
+Cache::~Cache() {
+    coherence_.reset();  // its thread calls into the cache
+    fork_hooks::leave(this);
+}
 
 // The locks this cache owns, stripes first (a stripe is held while the
 // others are taken; none of the others is taken while another is held).
@@ -155,6 +174,7 @@ bool Cache::refused(Verdict v, std::string_view ns, std::string_view key, const 
 bool Cache::read_l1(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info,
                     metrics::NamespaceMetrics &m) {
     if (!l1_) return false;
+    check_coherence();
     l1::EntryInfo entry;
     // The entry's times matter only for SWR or a caller's lookup report.
     l1::EntryInfo *want = info || config_.swr ? &entry : nullptr;
@@ -254,8 +274,9 @@ void Cache::fill_l1(std::string_view ns, std::string_view key, std::string_view 
     std::lock_guard guard(stripe(h));
     // A put or invalidation of the key since the read records itself under
     // this mutex: checked and stored as one step. Namespace and whole-cache
-    // invalidations are refused by the L1's own ticket check.
-    if (log_.changed_since(ticket, h, ns)) return;
+    // invalidations are refused by the L1's own ticket check; so is a fill
+    // that read L2 before the invalidation feed was subscribed again.
+    if (log_.changed_since(ticket, h, ns) || !l1_open()) return;
     l1_->put_until(ns, key, stored, until, l1_ticket);
 }
 
@@ -269,6 +290,7 @@ int Cache::peek_rest(std::string_view ns, std::string_view key, cachekit_buf *ou
 }
 
 int Cache::lookup(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info, bool *l2_failed) {
+    check_coherence();
     const bool l1_asked = info == nullptr && quick_l1_hits_;  // by quick_hit
     metrics::NamespaceMetrics &m = metrics_.of(ns);
     if ((!l1_asked && read_l1(ns, key, out, info, m)) || read_l2(ns, key, out, info, m, l2_failed)) return CACHEKIT_OK;
@@ -303,6 +325,11 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
     }
     const uint64_t l1_until =
         !l1_ ? 0 : expiry ? l1::add_saturating(l1_->now(), ms_to_ns(expiry->count())) : l1::kNever;
+    // With coherence, the L1 ticket predates the L2 write: a value written
+    // while the invalidation feed was down (a change by others missed) is
+    // refused by the flush that reopens the L1.
+    check_coherence();
+    const l1::FillTicket early_ticket = coherence_ ? l1_->begin_fill() : l1::kNoTicket;
     // The L2 write holds no lock of the cache: the log orders it.
     bool in_l2 = false;
     if (config_.backend && how != Write::FillL1Only) {
@@ -314,17 +341,18 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
             return StoreOutcome::TooLarge;
         }
         if (in_l2) m.stored_bytes.observe(double(stored.size()));
+        if (in_l2 && coherence_) coherence_->wrote(h);
     }
     bool raced;
     {
         std::lock_guard guard(stripe(h));
         // The L1's ticket before the check: a namespace or whole-cache
         // invalidation recorded after the check is refused by the L1 itself.
-        const l1::FillTicket l1_ticket = l1_ ? l1_->begin_fill() : l1::kNoTicket;
+        const l1::FillTicket l1_ticket = coherence_ ? early_ticket : l1_ ? l1_->begin_fill() : l1::kNoTicket;
         raced = log_.changed_since(since, h, ns);
         if (l1_) {
             // Raced: which L2 write came last is unknown, so L1 keeps neither.
-            if (raced) l1_->invalidate(key);
+            if (raced || !l1_open()) l1_->invalidate(key);
             else l1_->put_until(ns, key, config_.keyring ? stored.view() : payload, l1_until, l1_ticket);
         }
         log_.key_written(h);  // fills that read L2 before this write can no longer land

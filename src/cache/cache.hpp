@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "cache/coherence.hpp"
 #include "cache/invalidation_log.hpp"
 #include "cache/refresh_claims.hpp"
 #include "cache/single_flight.hpp"
@@ -87,7 +88,9 @@ public:
     // the common hit, inline (a plaintext L1 hit nobody asked details of is
     // the engine's lookup and copy, and the engine counts it), then, when
     // it says false, the rest of get (which does not ask the L1 again).
-    bool quick_hit(std::string_view key, cachekit_buf *out) { return quick_l1_hits_ && l1_->get(key, out); }
+    bool quick_hit(std::string_view key, cachekit_buf *out) {
+        return quick_l1_hits_ && (!coherence_ || coherence_->same_process()) && l1_->get(key, out);
+    }
     int get_rest(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info);
     // The L1 part of get alone: CACHEKIT_ENOTFOUND on an L1 miss, with no L2
     // read and no miss counted (the caller's next get or get_or_load counts it).
@@ -119,6 +122,8 @@ public:
     const CacheConfig &config() const { return config_; }
     l1::L1Cache *l1() { return l1_.get(); }
     const metrics::CacheMetrics &metrics() const { return metrics_; }
+    // L1 coherence (docs/redis.md): null when off or the backend has no feed.
+    const Coherence *coherence() const { return coherence_.get(); }
     int breaker_state() const { return config_.breaker_state ? config_.breaker_state() : CACHEKIT_BREAKER_CLOSED; }
 
 private:
@@ -195,6 +200,13 @@ private:
     // its write and invalidation records; never held across an L2 call.
     std::array<std::mutex, 256> stripes_;
     static_assert(InvalidationLog::kStripes % 256 == 0, "one log slot must map to one stripe");
+    // Last: its feed thread calls into everything above, so it stops first.
+    std::unique_ptr<Coherence> coherence_;
+    // Before any L1 use: a forked child's L1 is flushed and its feed started.
+    void check_coherence() {
+        if (coherence_ && !coherence_->same_process()) coherence_->restart_in_child();
+    }
+    bool l1_open() const { return !coherence_ || coherence_->l1_open(); }
 };
 
 }  // namespace cachekit::cache

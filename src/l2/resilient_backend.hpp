@@ -76,6 +76,8 @@ public:
                                     Deadline deadline) override;
     bool unlock(std::string_view name, std::string_view token, Deadline deadline) override;
     Health health(Deadline deadline) override;
+    // Not a call: the feed keeps its own connection, outside breaker and backpressure.
+    std::unique_ptr<InvalidationFeed> watch(const WatchRequest &request) override { return inner_->watch(request); }
 
     // A deadline of command_timeout from now (for callers without their own).
     Deadline default_deadline() const { return Deadline::after(config_.command_timeout); }

@@ -1,0 +1,25 @@
+// cachekit-py's invalidation event (its channel kSdkInvalidationChannel): a
+// MessagePack map of at most 4 string entries, "r" the function's registry
+// id "ck:reg:{namespace}:{hash}", "k" the invalidated cache key (absent:
+// every key of the function). Untrusted bytes: bounded like the SDK's own
+// decoder (event <= 4096 bytes, strings <= 1024 bytes, nothing but str).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cachekit::l2::sdk_event {
+
+struct Event {
+    std::string registry_id;
+    std::optional<std::string> key;
+    std::string ns;  // the namespace part of the registry id
+};
+
+// nullopt for anything that is not such an event.
+std::optional<Event> decode(std::string_view bytes);
+// The event for `key` (nullopt: the whole namespace) under registry id `registry_id`.
+std::string encode(std::string_view registry_id, std::optional<std::string_view> key);
+
+}  // namespace cachekit::l2::sdk_event
