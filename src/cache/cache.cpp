@@ -341,7 +341,10 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
             return StoreOutcome::TooLarge;
         }
         if (in_l2) m.stored_bytes.observe(double(stored.size()));
-        if (in_l2 && coherence_) coherence_->wrote(h);
+        if (in_l2 && coherence_) {
+            coherence_->wrote(h);
+            if (!fill) coherence_->announce(key);
+        }
     }
     bool raced;
     {
@@ -577,6 +580,7 @@ void Cache::forget_everywhere(std::string_view key, uint64_t h, metrics::Namespa
         throw;
     }
     forget_key(key, h);
+    if (coherence_) coherence_->announce(key);
 }
 
 void Cache::forget_group(const std::function<void()> &record, const l2::KeySelection &which,

@@ -44,6 +44,10 @@ public:
     void restart_in_child();
     // The cache wrote `key_hash` to L2: its own message measures propagation lag.
     void wrote(uint64_t key_hash) noexcept;
+    // The cache wrote or invalidated `key`: told to the reference SDK's listeners.
+    void announce(std::string_view key) noexcept {
+        if (feed_) feed_->announce(key);
+    }
     // The Prometheus text of the counters below.
     std::string metrics_text() const;
     const char *mode() const noexcept;

@@ -44,9 +44,11 @@ class InvalidationFeed {
 public:
     virtual ~InvalidationFeed() = default;
     virtual const char *mode() const noexcept = 0;  // "tracking" or "pubsub" once decided, else "auto"
-    // Announce a change made by this process on the reference SDK's channel
-    // (key empty: the whole namespace). Never throws; best effort.
-    virtual void announce(std::string_view ns, std::string_view storage_key) noexcept = 0;
+    // Announce that this process wrote or invalidated `cache_key` (no storage
+    // prefix) on the reference SDK's channel, for its listeners' L1s.
+    // Queued, sent by a thread of the feed; never throws; best effort (at
+    // most once, as the SDK's own events).
+    virtual void announce(std::string_view cache_key) noexcept = 0;
 };
 
 }  // namespace cachekit::l2

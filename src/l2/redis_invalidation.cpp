@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,9 +56,11 @@ public:
             std::lock_guard lock(mu_);
             stop_ = true;
             if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);  // wakes the thread's poll
+            if (pub_fd_ >= 0) ::shutdown(pub_fd_, SHUT_RDWR);
         }
         cv_.notify_all();
         thread_.join();
+        if (publisher_.joinable()) publisher_.join();
     }
 
     const char *mode() const noexcept override {
@@ -68,7 +71,21 @@ public:
         }
     }
 
-    void announce(std::string_view, std::string_view) noexcept override {}
+    void announce(std::string_view cache_key) noexcept override {
+        try {
+            std::optional<std::string> id = sdk_event::registry_id_of_key(cache_key);
+            if (!id) return;  // not an auto-mode key: no SDK function can hold it
+            std::string event = sdk_event::encode(*id, cache_key);
+            {
+                std::lock_guard lock(mu_);
+                if (stop_ || queue_.size() >= kMaxQueued) return;
+                queue_.push_back(std::move(event));
+                if (!publisher_.joinable()) publisher_ = std::thread([this] { publish_loop(); });
+            }
+            cv_.notify_all();
+        } catch (...) {  // best effort
+        }
+    }
 
 private:
     void run() {
@@ -91,6 +108,36 @@ private:
             std::unique_lock lock(mu_);
             if (cv_.wait_for(lock, backoff, [this] { return stop_; })) return;
             backoff = std::min(backoff * 2, kBackoffMax);
+        }
+    }
+
+    // The publisher: PUBLISHes what announce() queued, pipelined, on a
+    // connection of its own (the feed's is subscribed). A batch that meets a
+    // broken connection is dropped (at most once) and the connection redone.
+    void publish_loop() {
+        Ctx ctx;
+        for (;;) {
+            std::vector<std::string> batch;
+            {
+                std::unique_lock lock(mu_);
+                cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+                if (stop_) return;
+                batch.swap(queue_);
+            }
+            try {
+                if (!ctx) ctx = connect(pub_fd_, false);
+                for (const std::string &event : batch) send(ctx.get(), {"PUBLISH", kSdkInvalidationChannel, event});
+                for (size_t i = 0; i < batch.size(); ++i)
+                    if (!next(ctx.get(), 1000)) throw Lost{"PUBLISH unanswered"};
+            } catch (...) {
+                {
+                    std::lock_guard lock(mu_);
+                    pub_fd_ = -1;
+                }
+                ctx.reset();
+                std::unique_lock lock(mu_);
+                if (cv_.wait_for(lock, kBackoffMin, [this] { return stop_; })) return;
+            }
         }
     }
 
@@ -146,7 +193,8 @@ private:
         return r;
     }
 
-    Ctx connect() {
+    // A connection whose fd `slot` records (the destructor shuts it down).
+    Ctx connect(int &slot, bool named) {
         const long long ms = config_.connect_timeout.count();
         timeval tv{time_t(ms / 1000), suseconds_t(ms % 1000 * 1000)};
         Ctx c(config_.unix_path.empty() ? redisConnectWithTimeout(config_.host.c_str(), config_.port, tv)
@@ -157,7 +205,7 @@ private:
         {
             std::lock_guard lock(mu_);
             if (stop_) throw Lost{"stopping"};
-            fd_ = c->fd;
+            slot = c->fd;
         }
         if (!config_.password.empty()) {
             std::vector<std::string> auth{"AUTH"};
@@ -165,7 +213,7 @@ private:
             auth.push_back(config_.password);
             if (redis_replies::is_error(*call(c.get(), auth))) throw Lost{"AUTH refused"};
         }
-        call(c.get(), {"CLIENT", "SETNAME", kFeedClientName});
+        if (named) call(c.get(), {"CLIENT", "SETNAME", kFeedClientName});
         return c;
     }
 
@@ -193,7 +241,7 @@ private:
     }
 
     void session(bool &was_live) {
-        Ctx ctx = connect();
+        Ctx ctx = connect(fd_, true);
         redisContext *c = ctx.get();
         const bool tracking = start_tracking(c);
         std::vector<std::string> sub{"SUBSCRIBE", kSdkInvalidationChannel};
@@ -262,6 +310,10 @@ private:
     std::condition_variable cv_;
     bool stop_ = false;
     int fd_ = -1;
+    int pub_fd_ = -1;
+    std::vector<std::string> queue_;  // events to publish
+    static constexpr size_t kMaxQueued = 10000;
+    std::thread publisher_;  // started by the first announce()
     std::thread thread_;  // last: started once everything else is in place
 };
 

@@ -19,6 +19,15 @@ struct Event {
 
 // nullopt for anything that is not such an event.
 std::optional<Event> decode(std::string_view bytes);
+// cachekit-py's registry hash of a function name: BLAKE3 of the name, the
+// first 8 bytes in hex. Names up to 1024 bytes (one BLAKE3 chunk; the SDK's
+// function segment is at most 200); nullopt for longer ones.
+std::optional<std::string> registry_hash(std::string_view function_name);
+
+// The registry id "ck:reg:{ns}:{hash}" of an auto-mode cache key
+// ("[ns:{ns}:]func:{fn}:args:..."); nullopt for keys of any other shape.
+std::optional<std::string> registry_id_of_key(std::string_view key);
+
 // The event for `key` (nullopt: the whole namespace) under registry id `registry_id`.
 std::string encode(std::string_view registry_id, std::optional<std::string_view> key);
 

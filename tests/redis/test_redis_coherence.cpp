@@ -104,7 +104,10 @@ Read read(cachekit_cache *c, const std::string &key) {
 
 // cachekit-py's event, written out by hand: {"r": registry id[, "k": key]} (short strings only).
 std::string sdk_event(const std::string &registry_id, const char *key) {
-    auto str = [](const std::string &s) { return std::string(1, char(0xa0 | s.size())) + s; };
+    auto str = [](const std::string &s) {
+        if (s.size() < 32) return std::string(1, char(0xa0 | s.size())) + s;
+        return std::string(1, char(0xd9)) + char(s.size()) + s;  // str8
+    };
     std::string out(1, char(key ? 0x82 : 0x81));
     out += str("r") + str(registry_id);
     if (key) out += str("k") + str(key);
@@ -266,6 +269,38 @@ void test_sdk_channel_events(void **) {
     assert_true(series(a.get(), "cachekit_l1_coherence_live") == 1);
 }
 
+// Our writes and invalidations of auto-mode keys are announced on
+// cachekit-py's channel, in its format (for its listeners' L1s).
+void test_announces_on_sdk_channel(void **) {
+    Raw sub;
+    auto *r = static_cast<redisReply *>(redisCommand(sub.c, "SUBSCRIBE cachekit:py:invalidate:v1"));
+    freeReplyObject(r);
+    ct::CacheHandle a = cache_on(url("tracking"));
+    const std::string key = "ns:users:func:app.get_user:args:" + std::string(64, 'a') + ":1s";
+    const std::string v = ct::mp_str("announced");
+    CT_OK(cachekit_cache_put(a.get(), "users", key.data(), key.size(), v.data(), v.size(), 0));
+    CT_OK(cachekit_cache_invalidate(a.get(), "users", key.data(), key.size()));
+    // {"r": "ck:reg:users:" + blake3("app.get_user")[:16 hex] (Python's blake3), "k": key}, twice.
+    const std::string want = sdk_event("ck:reg:users:5407d2bc85936a3a", key.c_str());
+    for (int i = 0; i < 2; ++i) {
+        void *reply = nullptr;
+        assert_int_equal(redisGetReply(sub.c, &reply), REDIS_OK);
+        auto *m = static_cast<redisReply *>(reply);
+        assert_int_equal(m->type, REDIS_REPLY_ARRAY);
+        assert_true(std::string(m->element[2]->str, m->element[2]->len) == want);
+        freeReplyObject(m);
+    }
+    // A key of another shape is not announced (no SDK function holds it):
+    // the next event is the auto key's, put after it (one publisher, in order).
+    CT_OK(cachekit_cache_put(a.get(), nullptr, "plain", 5, v.data(), v.size(), 0));
+    CT_OK(cachekit_cache_put(a.get(), "users", key.data(), key.size(), v.data(), v.size(), 0));
+    void *reply = nullptr;
+    assert_int_equal(redisGetReply(sub.c, &reply), REDIS_OK);
+    auto *m = static_cast<redisReply *>(reply);
+    assert_true(std::string(m->element[2]->str, m->element[2]->len) == want);
+    freeReplyObject(m);
+}
+
 void test_off_has_no_feed(void **) {
     Raw raw;
     ct::CacheHandle a = cache_on(url("off"));
@@ -370,6 +405,7 @@ int main() {
         cmocka_unit_test(test_client_kill_flushes),
         cmocka_unit_test(test_fill_races_invalidation),
         cmocka_unit_test(test_sdk_channel_events),
+        cmocka_unit_test(test_announces_on_sdk_channel),
         cmocka_unit_test(test_off_has_no_feed),
         cmocka_unit_test(test_auto_picks_tracking),
         cmocka_unit_test(test_default_is_off),
