@@ -60,7 +60,8 @@ Cache::Cache(CacheConfig config)
     }
     plain_l1_ = l1_ && !config_.keyring;
     if (plain_l1_) metrics_.count_engine_hits(*l1_);
-    quick_l1_hits_ = plain_l1_ && !config_.swr;
+    quick_default_ = plain_l1_ && !config_.swr;
+    quick_l1_hits_.store(quick_default_, std::memory_order_relaxed);
     if (l1_ && config_.backend) {
         try {
             CoherenceActions actions;
@@ -104,6 +105,9 @@ void Cache::after_fork_parent() noexcept {
 
 // Fresh mutexes: taken by before_fork, or not at all under TSan (Locks::Many).
 void Cache::after_fork_child() noexcept {
+    // The inherited L1 has no feed here: no quick hits from it until the
+    // first cache call flushes it and starts this process's feed (check_coherence).
+    if (coherence_) quick_l1_hits_.store(false, std::memory_order_relaxed);
     log_.fork_child();
     load_claims_.fork_child();
     claims_.fork_child();
@@ -285,13 +289,13 @@ int Cache::get_rest(std::string_view ns, std::string_view key, cachekit_buf *out
 }
 
 int Cache::peek_rest(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info) {
-    if (info == nullptr && quick_l1_hits_) return CACHEKIT_ENOTFOUND;  // quick_hit asked already
+    if (info == nullptr && quick_l1_hits_.load(std::memory_order_relaxed)) return CACHEKIT_ENOTFOUND;  // quick_hit asked already
     return read_l1(ns, key, out, info, metrics_.of(ns)) ? CACHEKIT_OK : CACHEKIT_ENOTFOUND;
 }
 
 int Cache::lookup(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info, bool *l2_failed) {
     check_coherence();
-    const bool l1_asked = info == nullptr && quick_l1_hits_;  // by quick_hit
+    const bool l1_asked = info == nullptr && quick_l1_hits_.load(std::memory_order_relaxed);  // by quick_hit
     metrics::NamespaceMetrics &m = metrics_.of(ns);
     if ((!l1_asked && read_l1(ns, key, out, info, m)) || read_l2(ns, key, out, info, m, l2_failed)) return CACHEKIT_OK;
     m.misses.add();

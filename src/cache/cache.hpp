@@ -89,7 +89,7 @@ public:
     // the engine's lookup and copy, and the engine counts it), then, when
     // it says false, the rest of get (which does not ask the L1 again).
     bool quick_hit(std::string_view key, cachekit_buf *out) {
-        return quick_l1_hits_ && (!coherence_ || coherence_->same_process()) && l1_->get(key, out);
+        return quick_l1_hits_.load(std::memory_order_relaxed) && l1_->get(key, out);
     }
     int get_rest(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info);
     // The L1 part of get alone: CACHEKIT_ENOTFOUND on an L1 miss, with no L2
@@ -187,7 +187,10 @@ private:
     CacheConfig config_;
     std::unique_ptr<l1::L1Cache> l1_;
     bool plain_l1_ = false;       // an L1 holding plaintext: its hits are the engine's to count
-    bool quick_l1_hits_ = false;  // plain_l1_ without SWR: a hit needs nothing but the engine
+    // plain_l1_ without SWR: a hit needs nothing but the engine. Atomic: a
+    // forked child with coherence turns it off until its feed restarts.
+    std::atomic<bool> quick_l1_hits_{false};
+    bool quick_default_ = false;
     metrics::CacheMetrics metrics_;
     InvalidationLog log_;
     RefreshClaims claims_;       // stale-while-revalidate refreshes
@@ -204,7 +207,10 @@ private:
     std::unique_ptr<Coherence> coherence_;
     // Before any L1 use: a forked child's L1 is flushed and its feed started.
     void check_coherence() {
-        if (coherence_ && !coherence_->same_process()) coherence_->restart_in_child();
+        if (coherence_ && !coherence_->same_process()) {
+            coherence_->restart_in_child();
+            quick_l1_hits_.store(quick_default_, std::memory_order_relaxed);
+        }
     }
     bool l1_open() const { return !coherence_ || coherence_->l1_open(); }
 };
