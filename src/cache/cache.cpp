@@ -65,13 +65,18 @@ Cache::Cache(CacheConfig config)
     if (l1_ && config_.backend) {
         try {
             CoherenceActions actions;
-            actions.forget_key = [this](std::string_view key) { forget_key(key, l1::L1Cache::hash_key(key)); };
-            actions.forget_namespace = [this](std::string_view ns) {
-                // As invalidate_namespace's record, without the L2 clear.
-                log_.namespace_invalidated(ns);
-                claims_.cancel_all();
-                l1_->invalidate_namespace(ns);
+            // A change reported by the server is a write to L2 (perhaps our
+            // own), not an invalidation: recorded as a put records itself, so
+            // a fill that read L2 before it does not land, while a load's own
+            // L2 write is never taken back for it (as for an invalidation).
+            actions.forget_key = [this](std::string_view key) {
+                const uint64_t h = l1::L1Cache::hash_key(key);
+                std::lock_guard guard(stripe(h));
+                log_.key_written(h);
+                l1_->invalidate(key);
             };
+            // The L1 refuses fills ticketed before it by itself.
+            actions.forget_namespace = [this](std::string_view ns) { l1_->invalidate_namespace(ns); };
             coherence_ = Coherence::start(*config_.backend, *l1_, config_.key_prefix, std::move(actions));
         } catch (...) {
             fork_hooks::leave(this);

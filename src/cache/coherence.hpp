@@ -23,8 +23,8 @@ namespace cachekit::cache {
 
 // What the cache does for a change reported by the feed.
 struct CoherenceActions {
-    std::function<void(std::string_view key)> forget_key;     // log, claims, L1: as a local invalidation (no L2)
-    std::function<void(std::string_view ns)> forget_namespace;  // the same for a namespace
+    std::function<void(std::string_view key)> forget_key;       // the L1 copy and the fills racing it
+    std::function<void(std::string_view ns)> forget_namespace;  // a namespace's L1 copies
 };
 
 inline constexpr std::array<double, 11> kLagBucketsMs{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 50, 250, 1000};

@@ -243,6 +243,41 @@ void test_fill_races_invalidation(void **) {
     }
 }
 
+int load_counter(cachekit_load *load, void *payload) {
+    auto *n = static_cast<int *>(payload);
+    const std::string v = ct::mp_str("loaded-" + std::to_string(++*n));
+    return cachekit_load_set_value(load, v.data(), v.size());
+}
+
+// A load's own L2 write comes back as a message while it stores: that is a
+// write, not an invalidation, so the load keeps its L2 entry (it must not
+// take it back as it would for an invalidation racing it), and a second
+// process then reads it without loading.
+void test_loads_keep_their_l2_write(void **) {
+    Raw raw;
+    ct::CacheHandle a = cache_on(url("tracking"));
+    int loads = 0;
+    for (int i = 0; i < 50; ++i) {
+        const std::string key = "load-" + std::to_string(i);
+        ct::Buf out;
+        CT_OK(cachekit_cache_get_or_load(a.get(), out.get(), nullptr, nullptr, key.data(), key.size(), 0,
+                                         load_counter, &loads));
+    }
+    assert_int_equal(loads, 50);
+    std::this_thread::sleep_for(50ms);  // every message has arrived
+    for (int i = 0; i < 50; ++i)
+        assert_true(raw.run({"EXISTS", std::string(kPrefix) + "load-" + std::to_string(i)}) == "1");
+    ct::CacheHandle b = cache_on(url("tracking"));
+    int b_loads = 0;
+    for (int i = 0; i < 50; ++i) {
+        const std::string key = "load-" + std::to_string(i);
+        ct::Buf out;
+        CT_OK(cachekit_cache_get_or_load(b.get(), out.get(), nullptr, nullptr, key.data(), key.size(), 0,
+                                         load_counter, &b_loads));
+    }
+    assert_int_equal(b_loads, 0);
+}
+
 // cachekit-py's channel: a key event drops the key, a function event the namespace.
 void test_sdk_channel_events(void **) {
     Raw raw;
@@ -404,6 +439,7 @@ int main() {
         cmocka_unit_test(test_flushall_empties_l1),
         cmocka_unit_test(test_client_kill_flushes),
         cmocka_unit_test(test_fill_races_invalidation),
+        cmocka_unit_test(test_loads_keep_their_l2_write),
         cmocka_unit_test(test_sdk_channel_events),
         cmocka_unit_test(test_announces_on_sdk_channel),
         cmocka_unit_test(test_off_has_no_feed),
