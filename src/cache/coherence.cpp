@@ -20,7 +20,12 @@ std::unique_ptr<Coherence> Coherence::start(l2::Backend &backend, l1::L1Cache &l
 Coherence::Coherence(l2::Backend &backend, l1::L1Cache &l1, std::string key_prefix, CoherenceActions actions)
     : backend_(backend), l1_(l1), prefix_(std::move(key_prefix)), actions_(std::move(actions)), pid_(fork_hooks::pid()) {}
 
-Coherence::~Coherence() { feed_.reset(); }
+Coherence::~Coherence() {
+    // In a forked child that never restarted it, the feed's threads are the
+    // parent's (not here to join) and its mutex may be held forever: leave it.
+    if (!same_process()) (void)feed_.release();
+    feed_.reset();
+}
 
 void Coherence::start_feed() {
     l2::WatchRequest request;

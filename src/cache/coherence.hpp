@@ -46,7 +46,7 @@ public:
     void wrote(uint64_t key_hash) noexcept;
     // The cache wrote or invalidated `key`: told to the reference SDK's listeners.
     void announce(std::string_view key) noexcept {
-        if (feed_) feed_->announce(key);
+        if (feed_ && same_process()) feed_->announce(key);  // never the parent's feed in a child
     }
     // The Prometheus text of the counters below.
     std::string metrics_text() const;

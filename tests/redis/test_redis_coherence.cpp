@@ -392,6 +392,16 @@ void test_forked_child_starts_its_own_feed(void **) {
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
+    // A child that invalidates and frees the inherited cache without reading
+    // first: nothing waits for the parent's feed threads (they are not there).
+    const pid_t quiet = fork();
+    if (quiet == 0) {
+        cachekit_cache_invalidate(a.get(), nullptr, "k8", 2);
+        cachekit_cache_free(a.release());
+        _exit(0);
+    }
+    assert_int_equal(waitpid(quiet, &status, 0), quiet);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     // The parent's feed saw the child's writes too.
     assert_true(eventually_reads(a.get(), "k9", v3));
 }
