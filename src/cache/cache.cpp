@@ -342,6 +342,8 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
     // The L2 write holds no lock of the cache: the log orders it.
     bool in_l2 = false;
     if (config_.backend && how != Write::FillL1Only) {
+        // Before the send: the server may deliver the write's message before its reply.
+        if (coherence_) coherence_->writing(h);
         try {
             in_l2 = backend_call(m, [&] { config_.backend->set(storage_key(key), stored.view(), expiry, deadline()); });
         } catch (const Error &e) {  // over the L2's own value limit: too large, as over ours
@@ -350,10 +352,7 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
             return StoreOutcome::TooLarge;
         }
         if (in_l2) m.stored_bytes.observe(double(stored.size()));
-        if (in_l2 && coherence_) {
-            coherence_->wrote(h);
-            if (!fill) coherence_->announce(key);
-        }
+        if (in_l2 && coherence_ && !fill) coherence_->announce(key);
     }
     bool raced;
     {

@@ -49,7 +49,7 @@ void Coherence::restart_in_child() {
     start_feed();
 }
 
-void Coherence::wrote(uint64_t key_hash) noexcept {
+void Coherence::writing(uint64_t key_hash) noexcept {
     Stamp &s = stamps_[key_hash % stamps_.size()];
     s.at_ns.store(l1::MonotonicClock::read(), std::memory_order_relaxed);
     s.key_hash.store(key_hash, std::memory_order_release);
@@ -146,7 +146,7 @@ std::string Coherence::metrics_text() const {
     out += "# HELP cachekit_l1_coherence_live 1 while the invalidation connection is subscribed (L1 open).\n"
            "# TYPE cachekit_l1_coherence_live gauge\n";
     out += "cachekit_l1_coherence_live" + mode_label + " " + (l1_open() ? "1" : "0") + "\n";
-    out += "# HELP cachekit_l1_coherence_lag_ms Time from this cache's L2 write to its invalidation message, ms.\n"
+    out += "# HELP cachekit_l1_coherence_lag_ms Time from sending this cache's L2 write to handling its invalidation message, ms.\n"
            "# TYPE cachekit_l1_coherence_lag_ms histogram\n";
     uint64_t cumulative = 0;
     for (size_t i = 0; i <= kLagBucketsMs.size(); ++i) {

@@ -42,8 +42,9 @@ public:
     // from the parent and has no feed).
     bool same_process() const noexcept;
     void restart_in_child();
-    // The cache wrote `key_hash` to L2: its own message measures propagation lag.
-    void wrote(uint64_t key_hash) noexcept;
+    // The cache is sending a write of `key_hash` to L2: its own message
+    // measures the propagation lag.
+    void writing(uint64_t key_hash) noexcept;
     // The cache wrote or invalidated `key`: told to the reference SDK's listeners.
     void announce(std::string_view key) noexcept {
         if (feed_ && same_process()) feed_->announce(key);  // never the parent's feed in a child

@@ -264,6 +264,12 @@ void test_loads_keep_their_l2_write(void **) {
                                          load_counter, &loads));
     }
     assert_int_equal(loads, 50);
+    // Their own messages came back: the lag histogram has samples.
+    assert_true(ct::eventually([&] {
+        const std::string text = metrics(a.get());
+        const size_t at = text.find("\ncachekit_l1_coherence_lag_ms_count ");
+        return at != std::string::npos && std::atoll(text.c_str() + at + 36) > 0;
+    }, kPatience, 1ms));
     std::this_thread::sleep_for(50ms);  // every message has arrived
     for (int i = 0; i < 50; ++i)
         assert_true(raw.run({"EXISTS", std::string(kPrefix) + "load-" + std::to_string(i)}) == "1");
