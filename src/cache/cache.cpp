@@ -61,10 +61,35 @@ Cache::Cache(CacheConfig config)
     }
     plain_l1_ = l1_ && !config_.keyring;
     if (plain_l1_) metrics_.count_engine_hits(*l1_);
-    quick_l1_hits_ = plain_l1_ && !config_.swr;
+    quick_default_ = plain_l1_ && !config_.swr;
+    quick_l1_hits_.store(quick_default_, std::memory_order_relaxed);
+    if (l1_ && config_.backend) {
+        try {
+            CoherenceActions actions;
+            // A change reported by the server is a write to L2 (perhaps our
+            // own), not an invalidation: recorded as a put records itself, so
+            // a fill that read L2 before it does not land, while a load's own
+            // L2 write is never taken back for it (as for an invalidation).
+            actions.forget_key = [this](std::string_view key) {
+                const uint64_t h = l1::L1Cache::hash_key(key);
+                std::lock_guard guard(stripe(h));
+                log_.key_written(h);
+                l1_->invalidate(key);
+            };
+            // The L1 refuses fills ticketed before it by itself.
+            actions.forget_namespace = [this](std::string_view ns) { l1_->invalidate_namespace(ns); };
+            coherence_ = Coherence::start(*config_.backend, *l1_, config_.key_prefix, std::move(actions));
+        } catch (...) {
+            fork_hooks::leave(this);
+            throw;
+        }
+    }
 }
 
-Cache::~Cache() { fork_hooks::leave(this); }
+Cache::~Cache() {
+    coherence_.reset();  // its thread calls into the cache
+    fork_hooks::leave(this);
+}
 
 // The locks this cache owns, stripes first (a stripe is held while the
 // others are taken; none of the others is taken while another is held).
@@ -89,6 +114,9 @@ void Cache::after_fork_parent() noexcept {
 // Fresh mutexes: taken by before_fork, or not at all under TSan (Locks::Many).
 void Cache::after_fork_child() noexcept {
     registry_.fork_child();
+    // The inherited L1 has no feed here: no quick hits from it until the
+    // first cache call flushes it and starts this process's feed (check_coherence).
+    if (coherence_) quick_l1_hits_.store(false, std::memory_order_relaxed);
     log_.fork_child();
     load_claims_.fork_child();
     claims_.fork_child();
@@ -159,6 +187,7 @@ bool Cache::refused(Verdict v, std::string_view ns, std::string_view key, const 
 bool Cache::read_l1(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info,
                     metrics::NamespaceMetrics &m) {
     if (!l1_) return false;
+    check_coherence();
     l1::EntryInfo entry;
     // The entry's times matter only for SWR or a caller's lookup report.
     l1::EntryInfo *want = info || config_.swr ? &entry : nullptr;
@@ -258,8 +287,9 @@ void Cache::fill_l1(std::string_view ns, std::string_view key, std::string_view 
     std::lock_guard guard(stripe(h));
     // A put or invalidation of the key since the read records itself under
     // this mutex: checked and stored as one step. Namespace and whole-cache
-    // invalidations are refused by the L1's own ticket check.
-    if (log_.changed_since(ticket, h, ns)) return;
+    // invalidations are refused by the L1's own ticket check; so is a fill
+    // that read L2 before the invalidation feed was subscribed again.
+    if (log_.changed_since(ticket, h, ns) || !l1_open()) return;
     l1_->put_until(ns, key, stored, until, l1_ticket);
 }
 
@@ -268,12 +298,13 @@ int Cache::get_rest(std::string_view ns, std::string_view key, cachekit_buf *out
 }
 
 int Cache::peek_rest(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info) {
-    if (info == nullptr && quick_l1_hits_) return CACHEKIT_ENOTFOUND;  // quick_hit asked already
+    if (info == nullptr && quick_l1_hits_.load(std::memory_order_relaxed)) return CACHEKIT_ENOTFOUND;  // quick_hit asked already
     return read_l1(ns, key, out, info, metrics_.of(ns)) ? CACHEKIT_OK : CACHEKIT_ENOTFOUND;
 }
 
 int Cache::lookup(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info, bool *l2_failed) {
-    const bool l1_asked = info == nullptr && quick_l1_hits_;  // by quick_hit
+    check_coherence();
+    const bool l1_asked = info == nullptr && quick_l1_hits_.load(std::memory_order_relaxed);  // by quick_hit
     metrics::NamespaceMetrics &m = metrics_.of(ns);
     if ((!l1_asked && read_l1(ns, key, out, info, m)) || read_l2(ns, key, out, info, m, l2_failed)) return CACHEKIT_OK;
     m.misses.add();
@@ -307,9 +338,16 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
     }
     const uint64_t l1_until =
         !l1_ ? 0 : expiry ? l1::add_saturating(l1_->now(), ms_to_ns(expiry->count())) : l1::kNever;
+    // With coherence, the L1 ticket predates the L2 write: a value written
+    // while the invalidation feed was down (a change by others missed) is
+    // refused by the flush that reopens the L1.
+    check_coherence();
+    const l1::FillTicket early_ticket = coherence_ ? l1_->begin_fill() : l1::kNoTicket;
     // The L2 write holds no lock of the cache: the log orders it.
     bool in_l2 = false;
     if (config_.backend && how != Write::FillL1Only) {
+        // Before the send: the server may deliver the write's message before its reply.
+        if (coherence_) coherence_->writing(h);
         try {
             in_l2 = backend_call(m, [&] { write_l2(key, stored.view(), expiry, m); });
         } catch (const Error &e) {  // over the L2's own value limit: too large, as over ours
@@ -318,17 +356,18 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
             return StoreOutcome::TooLarge;
         }
         if (in_l2) m.stored_bytes.observe(double(stored.size()));
+        if (in_l2 && coherence_ && !fill) coherence_->announce(key);
     }
     bool raced;
     {
         std::lock_guard guard(stripe(h));
         // The L1's ticket before the check: a namespace or whole-cache
         // invalidation recorded after the check is refused by the L1 itself.
-        const l1::FillTicket l1_ticket = l1_ ? l1_->begin_fill() : l1::kNoTicket;
+        const l1::FillTicket l1_ticket = coherence_ ? early_ticket : l1_ ? l1_->begin_fill() : l1::kNoTicket;
         raced = log_.changed_since(since, h, ns);
         if (l1_) {
             // Raced: which L2 write came last is unknown, so L1 keeps neither.
-            if (raced) l1_->invalidate(key);
+            if (raced || !l1_open()) l1_->invalidate(key);
             else l1_->put_until(ns, key, config_.keyring ? stored.view() : payload, l1_until, l1_ticket);
         }
         log_.key_written(h);  // fills that read L2 before this write can no longer land
@@ -553,6 +592,7 @@ void Cache::forget_everywhere(std::string_view key, uint64_t h, metrics::Namespa
         throw;
     }
     forget_key(key, h);
+    if (coherence_) coherence_->announce(key);
 }
 
 void Cache::forget_group(const std::function<void()> &record, const l2::KeySelection &which,

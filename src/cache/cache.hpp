@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "cache/coherence.hpp"
 #include "cache/invalidation_log.hpp"
 #include "cache/key_registry.hpp"
 #include "cache/refresh_claims.hpp"
@@ -88,7 +89,9 @@ public:
     // the common hit, inline (a plaintext L1 hit nobody asked details of is
     // the engine's lookup and copy, and the engine counts it), then, when
     // it says false, the rest of get (which does not ask the L1 again).
-    bool quick_hit(std::string_view key, cachekit_buf *out) { return quick_l1_hits_ && l1_->get(key, out); }
+    bool quick_hit(std::string_view key, cachekit_buf *out) {
+        return quick_l1_hits_.load(std::memory_order_relaxed) && l1_->get(key, out);
+    }
     int get_rest(std::string_view ns, std::string_view key, cachekit_buf *out, Lookup *info);
     // The L1 part of get alone: CACHEKIT_ENOTFOUND on an L1 miss, with no L2
     // read and no miss counted (the caller's next get or get_or_load counts it).
@@ -129,6 +132,8 @@ public:
     const CacheConfig &config() const { return config_; }
     l1::L1Cache *l1() { return l1_.get(); }
     const metrics::CacheMetrics &metrics() const { return metrics_; }
+    // L1 coherence (docs/redis.md): null when off or the backend has no feed.
+    const Coherence *coherence() const { return coherence_.get(); }
     int breaker_state() const { return config_.breaker_state ? config_.breaker_state() : CACHEKIT_BREAKER_CLOSED; }
 
 private:
@@ -194,7 +199,10 @@ private:
     CacheConfig config_;
     std::unique_ptr<l1::L1Cache> l1_;
     bool plain_l1_ = false;       // an L1 holding plaintext: its hits are the engine's to count
-    bool quick_l1_hits_ = false;  // plain_l1_ without SWR: a hit needs nothing but the engine
+    // plain_l1_ without SWR: a hit needs nothing but the engine. Atomic: a
+    // forked child with coherence turns it off until its feed restarts.
+    std::atomic<bool> quick_l1_hits_{false};
+    bool quick_default_ = false;
     metrics::CacheMetrics metrics_;
     InvalidationLog log_;
     RefreshClaims claims_;       // stale-while-revalidate refreshes
@@ -208,6 +216,16 @@ private:
     // its write and invalidation records; never held across an L2 call.
     std::array<std::mutex, 256> stripes_;
     static_assert(InvalidationLog::kStripes % 256 == 0, "one log slot must map to one stripe");
+    // Last: its feed thread calls into everything above, so it stops first.
+    std::unique_ptr<Coherence> coherence_;
+    // Before any L1 use: a forked child's L1 is flushed and its feed started.
+    void check_coherence() {
+        if (coherence_ && !coherence_->same_process()) {
+            coherence_->restart_in_child();
+            quick_l1_hits_.store(quick_default_, std::memory_order_relaxed);
+        }
+    }
+    bool l1_open() const { return !coherence_ || coherence_->l1_open(); }
 };
 
 }  // namespace cachekit::cache

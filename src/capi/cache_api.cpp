@@ -338,7 +338,9 @@ CACHEKIT_API int cachekit_cache_metrics_text(cachekit_cache *c, cachekit_buf *ou
         metrics::ExpositionContext ctx;
         ctx.breaker_state = cc.breaker_state();
         ctx.has_backend = cc.config().backend != nullptr;
-        buf_assign(out, metrics::prometheus_text(cc.metrics(), ctx));
+        std::string text = metrics::prometheus_text(cc.metrics(), ctx);
+        if (const cache::Coherence *coherence = cc.coherence()) text += coherence->metrics_text();
+        buf_assign(out, text);
         return CACHEKIT_OK;
     });
 }

@@ -8,12 +8,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cachekit/cachekit.h"
+#include "l2/invalidation_feed.hpp"
 
 namespace cachekit::l2 {
 
@@ -155,6 +157,10 @@ public:
         *remaining = t ? *t : Ttl{std::chrono::milliseconds(0)};
         return true;
     }
+
+    // Start reporting changes to the request's keys made by anyone (L1
+    // coherence); nullptr when the backend cannot or its URL says off.
+    virtual std::unique_ptr<InvalidationFeed> watch(const WatchRequest &) { return nullptr; }
 };
 
 }  // namespace cachekit::l2

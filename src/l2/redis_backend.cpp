@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "codec/crypto.hpp"
+#include "l2/redis_invalidation.hpp"
 #include "l2/redis_replies.hpp"
 #include "l2/resp_guard.hpp"
 #include "util/buffer.hpp"
@@ -639,7 +640,8 @@ private:
 
 class RedisBackend final : public Backend {
 public:
-    explicit RedisBackend(const RedisConfig &config) : pool_(config, describe(config)), wire_(pool_.wire()) {}
+    explicit RedisBackend(const RedisConfig &config)
+        : pool_(config, describe(config)), wire_(pool_.wire()), config_(config) {}
 
     const char *kind() const noexcept override { return "redis"; }
 
@@ -933,6 +935,11 @@ public:
         return health;
     }
 
+    // L1 coherence: a feed with its own connection (redis_invalidation.cpp).
+    std::unique_ptr<InvalidationFeed> watch(const WatchRequest &request) override {
+        return start_redis_feed(config_, request);
+    }
+
 private:
     static std::string describe(const RedisConfig &config) {
         if (!config.unix_path.empty()) return "redis unix:" + config.unix_path + " db " + std::to_string(config.db);
@@ -962,6 +969,7 @@ private:
 
     Pool pool_;
     const Wire &wire_;
+    const RedisConfig config_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "l2/backend.hpp"
+#include "l2/invalidation_feed.hpp"
 
 namespace cachekit::l2 {
 
@@ -35,9 +36,14 @@ struct RedisConfig {
     // window fail fast with CACHEKIT_EBACKEND. A successful connect resets it.
     std::chrono::milliseconds reconnect_backoff_min{50};
     std::chrono::milliseconds reconnect_backoff_max{2000};
+    // L1 coherence for caches on this backend (URL ?l1_coherence=): Auto is
+    // tracking on Redis >= 6, else the reference SDK's channel alone. Off by
+    // default (docs/redis.md says why).
+    CoherenceMode l1_coherence = CoherenceMode::Off;
 };
 
-// Parse redis://[user:password@]host[:port][/db] or unix:///path[?db=N]
+// Parse redis://[user:password@]host[:port][/db][?l1_coherence=M] or
+// unix:///path[?db=N&l1_coherence=M]
 // (percent-decoding user and password). rediss:// and anything malformed
 // throw CACHEKIT_EINVAL with a clear message.
 RedisConfig parse_redis_url(std::string_view url);

@@ -72,6 +72,36 @@ void check_chars(std::string_view url) {
     }
 }
 
+CoherenceMode parse_coherence(std::string_view value) {
+    if (value == "auto") return CoherenceMode::Auto;
+    if (value == "tracking") return CoherenceMode::Tracking;
+    if (value == "pubsub") return CoherenceMode::Pubsub;
+    if (value == "off") return CoherenceMode::Off;
+    bad_url("l1_coherence \"" + std::string(value) + "\" is not one of auto, tracking, pubsub, off");
+}
+
+// name=value&... ; `unix` also takes db, username and password.
+void parse_query(std::string_view query, RedisConfig &config, bool unix) {
+    while (!query.empty()) {
+        size_t amp = query.find('&');
+        std::string_view param = query.substr(0, amp);
+        query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+        if (param.empty()) continue;
+        size_t eq = param.find('=');
+        if (eq == std::string_view::npos) bad_url("query parameter \"" + std::string(param) + "\" has no value");
+        std::string_view name = param.substr(0, eq);
+        std::string_view value = param.substr(eq + 1);
+        if (name == "l1_coherence") config.l1_coherence = parse_coherence(value);
+        else if (unix && name == "db") config.db = parse_db(value);
+        else if (unix && name == "password") config.password = percent_decode(value, "password");
+        else if (unix && name == "username") config.username = percent_decode(value, "username");
+        else if (unix)
+            bad_url("unknown query parameter \"" + std::string(name) + "\" (known: db, username, password, l1_coherence)");
+        else
+            bad_url("unknown query parameter \"" + std::string(name) + "\" (known: l1_coherence; put the database in the path: /N)");
+    }
+}
+
 RedisConfig parse_tcp(std::string_view rest) {
     RedisConfig config;
     // authority = everything up to the path, query or fragment.
@@ -130,12 +160,13 @@ RedisConfig parse_tcp(std::string_view rest) {
         config.port = static_cast<int>(port);
     }
 
+    if (tail.find('#') != std::string_view::npos) bad_url("fragments are not supported in redis:// URLs");
+    if (size_t q = tail.find('?'); q != std::string_view::npos) {
+        parse_query(tail.substr(q + 1), config, false);
+        tail = tail.substr(0, q);
+    }
     if (!tail.empty()) {
-        if (tail.front() == '?' || tail.front() == '#')
-            bad_url("query parameters and fragments are not supported in redis:// URLs (put the database in the path: /N)");
         std::string_view path = tail.substr(1);  // after '/'
-        if (path.find_first_of("?#") != std::string_view::npos)
-            bad_url("query parameters and fragments are not supported in redis:// URLs");
         if (!path.empty()) {
             if (path.find('/') != std::string_view::npos)
                 bad_url("the path must be a single database number, got \"/" + std::string(path) + "\"");
@@ -161,21 +192,7 @@ RedisConfig parse_unix(std::string_view rest) {
         bad_url("unix:// socket path names no file");
     if (config.unix_path.find('\0') != std::string::npos) bad_url("the socket path contains a NUL byte");
 
-    while (!query.empty()) {
-        size_t amp = query.find('&');
-        std::string_view param = query.substr(0, amp);
-        query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-        if (param.empty()) continue;
-        size_t eq = param.find('=');
-        if (eq == std::string_view::npos) bad_url("query parameter \"" + std::string(param) + "\" has no value");
-        std::string_view name = param.substr(0, eq);
-        std::string_view value = param.substr(eq + 1);
-        if (name == "db") config.db = parse_db(value);
-        else if (name == "password") config.password = percent_decode(value, "password");
-        else if (name == "username") config.username = percent_decode(value, "username");
-        else
-            bad_url("unknown query parameter \"" + std::string(name) + "\" (known: db, username, password)");
-    }
+    parse_query(query, config, true);
     return config;
 }
 

@@ -83,6 +83,8 @@ public:
     // A sweep, like clear: the caller's deadline, each round trip bounded by command_timeout.
     std::vector<std::string> drain_registry(std::string_view registry, std::string_view key_prefix,
                                             Deadline deadline) override;
+    // Not a call: the feed keeps its own connection, outside breaker and backpressure.
+    std::unique_ptr<InvalidationFeed> watch(const WatchRequest &request) override { return inner_->watch(request); }
 
     // A deadline of command_timeout from now (for callers without their own).
     Deadline default_deadline() const { return Deadline::after(config_.command_timeout); }

@@ -61,8 +61,11 @@ const Bad kBad[] = {
     {"redis://host/db1", "database \"db1\""},
     {"redis://host/2147483648", "database \"2147483648\""},
     {"redis://host/1/2", "single database number"},
-    {"redis://host?db=1", "query parameters"},
-    {"redis://host/1?timeout=5", "query parameters"},
+    {"redis://host?db=1", "unknown query parameter \"db\" (known: l1_coherence"},
+    {"redis://host/1?timeout=5", "unknown query parameter \"timeout\""},
+    {"redis://host/1#frag", "fragments are not supported"},
+    {"redis://host?l1_coherence=always", "l1_coherence \"always\" is not one of auto, tracking, pubsub, off"},
+    {"unix:///tmp/x.sock?l1_coherence=", "l1_coherence \"\""},
     {"redis://::1:6379", "IPv6"},
     {"redis://[::1", "closing ']'"},
     {"redis://[]:6379", "empty host"},
@@ -103,6 +106,27 @@ void test_bad_urls(void **) {
     }
 }
 
+// ?l1_coherence= on both schemes (docs/redis.md, "L1 coherence").
+void test_coherence_parameter(void **) {
+    using cachekit::l2::CoherenceMode;
+    const struct {
+        const char *url;
+        CoherenceMode mode;
+        int db;
+    } rows[] = {
+        {"redis://host", CoherenceMode::Off, 0},  // opt-in
+        {"redis://host?l1_coherence=tracking", CoherenceMode::Tracking, 0},
+        {"redis://host/3?l1_coherence=pubsub", CoherenceMode::Pubsub, 3},
+        {"redis://host:7000/?l1_coherence=off", CoherenceMode::Off, 0},
+        {"redis://host?l1_coherence=auto", CoherenceMode::Auto, 0},
+        {"unix:///tmp/r.sock?db=2&l1_coherence=off", CoherenceMode::Off, 2},
+    };
+    for (const auto &row : rows) {
+        RedisConfig c = parse_redis_url(row.url);
+        if (c.l1_coherence != row.mode || c.db != row.db) fail_msg("%s: mode %d db %d", row.url, int(c.l1_coherence), c.db);
+    }
+}
+
 void test_password_not_in_message(void **) {
     std::string message;
     assert_int_equal(rt::error_of([&] { parse_redis_url("redis://u:topsecret@host:99999"); }, &message),
@@ -135,6 +159,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_urls),
         cmocka_unit_test(test_bad_urls),
+        cmocka_unit_test(test_coherence_parameter),
         cmocka_unit_test(test_password_not_in_message),
         cmocka_unit_test(test_config_validation),
     };
