@@ -767,8 +767,8 @@ typedef struct cachekit_cache_options {
      * default_ttl_seconds again (Redis PEXPIRE, the file backend's expiry
      * header rewritten in place, the memory backend's expiry), value and
      * bytes untouched; the reference's default threshold is 0.5. L1 hits do
-     * not refresh. A failed refresh counts as a backend error (metrics text)
-     * and the hit stands. Needs default_ttl_seconds > 0. Since 0.2, appended: a caller
+     * not refresh. A failed refresh leaves the TTL and the hit stands
+     * (docs/cache.md). Needs default_ttl_seconds > 0. Since 0.2, appended: a caller
      * whose struct_size ends before it gets 0. */
     double refresh_ttl_on_get;
 } cachekit_cache_options;

@@ -160,6 +160,6 @@ fn every_function_links() {
         cachekit_l1_clear_ex as *const (),
         cachekit_l1_stats_ex as *const (),
     ];
-    assert_eq!(symbols.len(), 152);
+    assert_eq!(symbols.len(), 154);
     assert!(symbols.iter().all(|p| !p.is_null()));
 }
