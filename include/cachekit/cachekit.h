@@ -317,6 +317,14 @@ CACHEKIT_API int cachekit_key_auto(cachekit_buf *out, const char *ns, const char
                                    const char *qualname, const void *args, size_t args_len,
                                    int integrity, const char *serializer) CACHEKIT_NOEXCEPT;
 
+/* The reference Python SDK's (0.24+) key of a function with a key function
+ * (`key=`): {16 hex digits of BLAKE3("{module}.{qualname}")}-{ns}:{key},
+ * where `ns` NULL or "" is "default" and `key` is the key function's string
+ * (UTF-8, may be empty), e.g. "e3dfcb32576a6a4e-ub:k1". Since 0.2. */
+CACHEKIT_API int cachekit_key_custom(cachekit_buf *out, const char *ns, const char *module,
+                                     const char *qualname, const void *key,
+                                     size_t key_len) CACHEKIT_NOEXCEPT;
+
 /* The interop/v1 key {namespace}:{operation}:{blake2b256(canonical args)}.
  * `args` is the MessagePack array of the call's bound arguments in any valid
  * encoding; it is canonicalised with CACHEKIT_PROFILE_ARGS, and the canonical
@@ -753,6 +761,16 @@ typedef struct cachekit_cache_options {
      * cachekit_cache_new only (the library keeps a copy). Since 0.2, when
      * it replaced the struct embedded here by value. */
     const cachekit_backend_options *backend_options;
+    /* The reference SDK's refresh_ttl_on_get with its ttl_refresh_threshold:
+     * 0 (the default) = off; a fraction f in (0, 1] = an L2 hit of an entry
+     * that expires and has less than default_ttl_seconds x f left gets
+     * default_ttl_seconds again (Redis PEXPIRE, the file backend's expiry
+     * header rewritten in place, the memory backend's expiry), value and
+     * bytes untouched; the reference's default threshold is 0.5. L1 hits do
+     * not refresh. A failed refresh leaves the TTL and the hit stands
+     * (docs/cache.md). Needs default_ttl_seconds > 0. Since 0.2, appended: a caller
+     * whose struct_size ends before it gets 0. */
+    double refresh_ttl_on_get;
 } cachekit_cache_options;
 
 /* Fill `opts` with defaults for a caller whose struct has struct_size bytes. */
@@ -1158,6 +1176,9 @@ CACHEKIT_API int cachekit_key_auto_ex(cachekit_buf *out, const char *ns, const c
                                       const char *qualname, const void *args, size_t args_len,
                                       int integrity, const char *serializer,
                                       cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_key_custom_ex(cachekit_buf *out, const char *ns, const char *module,
+                                        const char *qualname, const void *key, size_t key_len,
+                                        cachekit_error *err) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_key_interop_ex(cachekit_buf *out, cachekit_buf *canonical, const char *ns,
                                          const char *operation, const void *args, size_t args_len,
                                          cachekit_error *err) CACHEKIT_NOEXCEPT;

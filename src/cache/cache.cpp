@@ -141,6 +141,22 @@ void Cache::backend_failed(const Error &e, metrics::NamespaceMetrics &m) {
     else m.backend_errors.add();
 }
 
+// The reference SDK's refresh_ttl_on_get: only an entry that expires (and
+// has not yet) and has less than default_ttl x ttl_refresh_threshold left,
+// reset to default_ttl. A failure is counted and the hit stands (the reference
+// refreshes in the background and only logs its failures).
+l2::Ttl Cache::refresh_ttl(std::string_view key, l2::Ttl remaining, metrics::NamespaceMetrics &m) {
+    if (!config_.default_ttl || !remaining || remaining->count() <= 0) return remaining;
+    if (double(remaining->count()) >= double(config_.default_ttl->count()) * config_.refresh_ttl_below) return remaining;
+    try {
+        if (config_.backend->expire(storage_key(key), *config_.default_ttl, deadline())) return config_.default_ttl;
+    } catch (const Error &e) {
+        if (!is_backend_failure(e.code())) throw;
+        backend_failed(e, m);
+    }
+    return remaining;
+}
+
 bool Cache::backend_call(metrics::NamespaceMetrics &m, const std::function<void()> &call) {
     try {
         call();
@@ -242,7 +258,8 @@ bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out
     bool found = false;
     const auto started = std::chrono::steady_clock::now();
     try {
-        found = l1_ ? config_.backend->get_with_ttl(storage_key(key), stored.get(), &remaining, deadline())
+        found = l1_ || config_.refresh_ttl_below > 0
+                    ? config_.backend->get_with_ttl(storage_key(key), stored.get(), &remaining, deadline())
                     : config_.backend->get(storage_key(key), stored.get(), deadline());
     } catch (const Error &e) {
         if (e.code() == CACHEKIT_ETOOBIG) {
@@ -266,6 +283,7 @@ bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out
     if (v != Verdict::Ok) return refused(v, ns, key, why, m);
     m.l2_hits.add();
     if (info) info->temporal_keys = facts.temporal_keys ? 1 : 0;
+    if (config_.refresh_ttl_below > 0) remaining = refresh_ttl(key, remaining, m);
     if (l1_ && !(remaining && remaining->count() <= 0)) {
         // L1 never outlives the L2 entry it copies.
         const uint64_t until = remaining ? l1::add_saturating(l1_->now(), ms_to_ns(remaining->count())) : l1::kNever;

@@ -42,6 +42,7 @@ struct CacheConfig {
     std::function<int()> breaker_state;          // for stats; null: closed
     std::string key_prefix;                      // L2 storage prefix (bound in the auto-mode AAD)
     l2::Ttl default_ttl;                         // nullopt: no expiry
+    double refresh_ttl_below = 0;                // 0: off; an L2 hit with less than default_ttl x this left is reset to default_ttl
     bool l1_enabled = true;
     l1::Options l1;
     bool swr = false;
@@ -177,6 +178,9 @@ private:
     bool refused(Verdict v, std::string_view ns, std::string_view key, const std::string &why,
                  metrics::NamespaceMetrics &m);
     void backend_failed(const Error &e, metrics::NamespaceMetrics &m);
+    // refresh_ttl_on_get: reset the TTL of an L2 hit with `remaining` left
+    // when it is due; returns what the entry has left afterwards.
+    l2::Ttl refresh_ttl(std::string_view key, l2::Ttl remaining, metrics::NamespaceMetrics &m);
     // Run a write-side backend call under the cache's policy: false when it
     // failed and was degraded (counted); rethrows when fail-closed.
     bool backend_call(metrics::NamespaceMetrics &m, const std::function<void()> &call);

@@ -126,6 +126,9 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
 
     c.key_prefix = o.key_prefix ? o.key_prefix : "";
     c.default_ttl = ttl_of(o.default_ttl_seconds, "default_ttl_seconds");
+    c.refresh_ttl_below = o.refresh_ttl_on_get;
+    if (!(c.refresh_ttl_below >= 0 && c.refresh_ttl_below <= 1))
+        fail(CACHEKIT_EINVAL, "refresh_ttl_on_get must be 0 (off) or a fraction in (0, 1]");
 
     c.l1_enabled = switch_on(o.l1, true);
     c.l1.max_bytes = o.l1_max_bytes ? o.l1_max_bytes : env_number("CACHEKIT_L1_MAX_SIZE_MB", 100ULL << 20, 1ULL << 20);

@@ -15,6 +15,7 @@
 #include "codec/msgpack_bounds.hpp"
 #include "codec/msgpack_canonical.hpp"
 #include "codec/msgpack_json.hpp"
+#include "codec/utf8.hpp"
 #include "util/buffer.hpp"
 
 using namespace cachekit;
@@ -86,6 +87,20 @@ CACHEKIT_API int cachekit_key_auto(cachekit_buf *out, const char *ns, const char
         require(args != nullptr && args_len > 0, "args (the MessagePack of [args, kwargs]) is required");
         require(serializer != nullptr, "a serializer identity that is not a string (NULL) has no code");
         buf_assign(out, keys::auto_key(text(ns), module, qualname, bytes(args), args_len, integrity != 0, serializer));
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_key_custom(cachekit_buf *out, const char *ns, const char *module, const char *qualname,
+                                     const void *key, size_t key_len) noexcept {
+    return guarded([&] {
+        require(out != nullptr, "out is NULL");
+        require(module != nullptr && qualname != nullptr, "module and qualname are required");
+        require(key != nullptr || key_len == 0, "key is NULL with a non-zero length");
+        const std::string_view k(static_cast<const char *>(key), key_len);
+        require(utf8_valid(text(ns)) && utf8_valid(module) && utf8_valid(qualname) && utf8_valid(k),
+                "the namespace, module, qualname and key must be UTF-8");
+        buf_assign(out, keys::custom_key(text(ns), module, qualname, k));
         return CACHEKIT_OK;
     });
 }

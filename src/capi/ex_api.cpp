@@ -21,6 +21,8 @@ CACHEKIT_DEFINE_EX(cachekit_serializer_code, (cachekit_buf *out, const char *ide
                    (out, identity))
 CACHEKIT_DEFINE_EX(cachekit_key_auto, (cachekit_buf *out, const char *ns, const char *module, const char *qualname, const void *args, size_t args_len, int integrity, const char *serializer, cachekit_error *err),
                    (out, ns, module, qualname, args, args_len, integrity, serializer))
+CACHEKIT_DEFINE_EX(cachekit_key_custom, (cachekit_buf *out, const char *ns, const char *module, const char *qualname, const void *key, size_t key_len, cachekit_error *err),
+                   (out, ns, module, qualname, key, key_len))
 CACHEKIT_DEFINE_EX(cachekit_key_interop, (cachekit_buf *out, cachekit_buf *canonical, const char *ns, const char *operation, const void *args, size_t args_len, cachekit_error *err),
                    (out, canonical, ns, operation, args, args_len))
 

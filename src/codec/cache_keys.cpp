@@ -1,5 +1,6 @@
 #include "codec/cache_keys.hpp"
 
+#include "codec/blake3.hpp"
 #include "codec/hashing.hpp"
 #include "codec/msgpack_canonical.hpp"
 #include "codec/msgpack_cursor.hpp"
@@ -50,6 +51,14 @@ std::string serializer_code(std::string_view identity) {
     uint8_t digest[2];
     blake2b(digest, sizeof digest, identity.data(), identity.size());
     return "x" + to_hex(digest, sizeof digest);
+}
+
+std::string custom_key(std::string_view ns, std::string_view module, std::string_view qualname, std::string_view key) {
+    std::string function;
+    function.append(module).append(".").append(qualname);
+    std::string out = blake3::hex_prefix(function, 8);
+    out.append("-").append(ns.empty() ? std::string_view("default") : ns).append(":").append(key);
+    return out;
 }
 
 std::string auto_key(std::string_view ns, std::string_view module, std::string_view qualname,

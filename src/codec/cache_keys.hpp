@@ -17,6 +17,10 @@ std::string serializer_code(std::string_view identity);
 std::string auto_key(std::string_view ns, std::string_view module, std::string_view qualname,
                      const uint8_t *args, size_t args_len, bool integrity, std::string_view serializer);
 
+// The reference SDK's (0.24+) key of a function with a key function:
+// {16 hex of BLAKE3("{module}.{qualname}")}-{ns, or "default" when empty}:{key}.
+std::string custom_key(std::string_view ns, std::string_view module, std::string_view qualname, std::string_view key);
+
 // Why `segment` is not a valid interop segment (a phrase to follow its
 // name), or nullptr when it is one.
 const char *interop_segment_problem(std::string_view segment, bool is_namespace);

@@ -148,6 +148,17 @@ public:
         return {};
     }
 
+    // Give an existing entry `ttl` to live from now, leaving its value alone
+    // (the reference SDK's refresh_ttl: Redis PEXPIRE, the file backend's
+    // expiry header rewritten in place). True when the key existed. A backend
+    // that cannot leaves the entry as it is and says false.
+    virtual bool expire(std::string_view key, std::chrono::milliseconds ttl, Deadline deadline) {
+        (void)key;
+        (void)ttl;
+        (void)deadline;
+        return false;
+    }
+
     // get plus the entry's remaining TTL (nullopt inside = no expiry). The
     // default asks twice; a backend that can answer in one round trip overrides it.
     virtual bool get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) {

@@ -191,6 +191,33 @@ public:
         return Ttl{milliseconds(std::max<int64_t>(left, 1))};
     }
 
+    // Only the header's 8 expiry bytes are rewritten, under the entry's
+    // exclusive lock (the reference SDK's refresh_ttl does the same): the
+    // payload and the file's other bytes stay as they are.
+    bool expire(std::string_view key, milliseconds ttl, Deadline deadline) override {
+        check_deadline(deadline);
+        const uint64_t expiry = expiry_for(Ttl(ttl));
+        std::string name = filefmt::entry_name(key);
+        Opened e = open_entry(name);
+        if (e.kind != Opened::Regular) return false;
+        posix::flock_or_timeout(e.fd.get(), LOCK_EX, cfg_.lock_timeout, deadline, "a cache entry");
+        if (!posix::same_file_at(e.fd.get(), dir_.get(), name)) return false;  // rewritten meanwhile: its TTL stands
+        filefmt::Verdict v = read_verdict(e, nullptr);
+        if (v == filefmt::Verdict::MissPreserve) return false;
+        if (v != filefmt::Verdict::Payload) {
+            remove_locked_entry(e, name);
+            return false;
+        }
+        Fd w(::openat(dir_.get(), name.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        struct stat wst;
+        if (!w || ::fstat(w.get(), &wst) != 0 || wst.st_ino != e.st.st_ino || wst.st_dev != e.st.st_dev) return false;
+        const auto header = filefmt::encode_header(expiry);
+        constexpr size_t kExpiryAt = 6;  // after "CK", version, reserved, flags
+        const ssize_t n = ::pwrite(w.get(), header.data() + kExpiryAt, 8, off_t(kExpiryAt));
+        if (n != 8) posix::throw_errno("cannot rewrite a cache file's expiry", n < 0 ? errno : EIO);
+        return true;
+    }
+
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
                   Deadline deadline) override {
         found.assign(keys.size(), false);

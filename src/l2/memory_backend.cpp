@@ -59,6 +59,14 @@ public:
         return live(key) != nullptr;
     }
 
+    bool expire(std::string_view key, milliseconds ttl, Deadline) override {
+        std::lock_guard<std::mutex> g(mu_);
+        const Entry *e = live(key);
+        if (!e) return false;
+        const_cast<Entry *>(e)->expires = expiry_of(Ttl(ttl));
+        return true;
+    }
+
     std::optional<Ttl> ttl(std::string_view key, Deadline) override {
         std::lock_guard<std::mutex> g(mu_);
         const Entry *e = live(key);

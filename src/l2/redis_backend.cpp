@@ -691,6 +691,16 @@ public:
         return redis_replies::pttl(*reply, wire_.where());
     }
 
+    bool expire(std::string_view key, milliseconds ttl, Deadline deadline) override {
+        char ms[24];
+        size_t ms_len = ttl_arg(Ttl(ttl), ms);
+        Lease conn(pool_, deadline);
+        const char *argv[] = {"PEXPIRE", data_or_empty(key), ms};
+        size_t lens[] = {7, key.size(), ms_len};
+        Reply reply = wire_.run(*conn, 3, argv, lens, "PEXPIRE", deadline);
+        return redis_replies::integer(*reply, wire_.where(), "PEXPIRE") > 0;
+    }
+
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
                   Deadline deadline) override {
         found.assign(keys.size(), false);

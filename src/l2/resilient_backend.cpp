@@ -134,6 +134,12 @@ std::optional<Ttl> ResilientBackend::ttl(std::string_view key, Deadline deadline
         [] { return std::optional<Ttl>(); });
 }
 
+// A write (it changes the entry); degraded: left as it was.
+bool ResilientBackend::expire(std::string_view key, milliseconds ttl, Deadline deadline) {
+    return run(
+        Op::Write, deadline, [&](Deadline d) { return inner_->expire(key, ttl, d); }, [] { return false; });
+}
+
 void ResilientBackend::get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs,
                                 std::vector<bool> &found, Deadline deadline) {
     run(

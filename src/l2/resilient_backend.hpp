@@ -68,6 +68,7 @@ public:
     bool del(std::string_view key, Deadline deadline) override;
     bool exists(std::string_view key, Deadline deadline) override;
     std::optional<Ttl> ttl(std::string_view key, Deadline deadline) override;
+    bool expire(std::string_view key, std::chrono::milliseconds ttl, Deadline deadline) override;
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
                   Deadline deadline) override;
     void set_many(const std::vector<KeyValue> &entries, Ttl ttl, Deadline deadline) override;

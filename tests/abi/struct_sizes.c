@@ -53,6 +53,9 @@ int main(void) {
      * options of a cache are a pointer (since 0.2). */
     check_size("sizeof(cachekit_cache_options.backend_options)",
                sizeof(((cachekit_cache_options *)0)->backend_options), sizeof(void *));
+    /* Fields appended after backend_options (0.2): right behind it. */
+    OFFSET(cachekit_cache_options, refresh_ttl_on_get,
+           offsetof(cachekit_cache_options, backend_options) + sizeof(void *));
 
     /* The pinned constants the layouts depend on. */
     check_size("CACHEKIT_KEY_SIZE", CACHEKIT_KEY_SIZE, 32);

@@ -319,6 +319,37 @@ class Runner:
                    and written["ref"][1] == written["ours"][1],
                    "Redis keys and registry members equal byte for byte", written)
 
+    def custom_key(self) -> None:
+        """key=: the reference 0.24 keys `{16 hex of BLAKE3("__main__.echo")}-{namespace}:{key}`;
+        each side reads the other's entries and the Redis keys are equal byte for byte."""
+        base = {"backend": {"redis": self.url}, "function": "echo", "key": "first", "options": {"ttl": 300}}
+        cases = ["int", "str", "kwargs"]
+        self.both_ways("key= function, namespace ub", {**base, "namespace": "ub"}, cases)
+        self.both_ways("key= function, no namespace", base, cases)
+        self.redis("FLUSHALL")
+        self.side("ref", {**base, "namespace": "ub", "cases": ["int"]})
+        keys = self.redis.keys()
+        self.check("key= function", len(keys) == 1 and re.fullmatch(rb"[0-9a-f]{16}-ub:k:42", keys[0]) is not None,
+                   "the key is {16 hex}-ub:k:42", keys)
+
+    def refresh_ttl(self) -> None:
+        """refresh_ttl_on_get: the reference writes (ttl 100 s), the entry is aged to 20 s left,
+        ours reads it with refresh_ttl_on_get=True: the entry is served and has 100 s again
+        (below 50 % of its TTL, the reference's test); with 80 s left it is left alone."""
+        base = {"backend": {"redis": self.url}, "function": "echo", "namespace": "refresh", "options": {"ttl": 100}}
+        reader = {"options": {"ttl": 100, "refresh_ttl_on_get": True}}
+        for left, refreshed in ((20, True), (80, False)):
+            name = f"refresh_ttl_on_get [ref writes, {left} s of 100 left, ours reads]"
+            self.redis("FLUSHALL")
+            self.side("ref", {**base, "cases": ["int"]})
+            keys = self.redis.keys()
+            self.redis("EXPIRE", keys[0], str(left))
+            got = self.side("ours", {**base, **reader, "cases": ["int"]})
+            pttl = self.redis("PTTL", keys[0])
+            self.check(name, not got[0]["ran"] and (pttl > 90000 if refreshed else pttl <= left * 1000),
+                       "served, and the TTL reset to 100 s" if refreshed else "served, the TTL left alone",
+                       {"got": got, "pttl": pttl})
+
     def aad_bytes(self, job: dict, env: dict) -> None:
         """Which AAD the reference's entry carries, by the bytes: open its ciphertext with the
         `cachekit codec` tool under the prefixed (2026-10) and the bare cache key."""
@@ -384,7 +415,7 @@ def main() -> int:
         try:
             for name in a.scenarios or ["auto_mode", "value_types", "encryption", "ttl", "invalidation", "interop_mode",
                                         "file_backend", "file_eviction", "zero_config", "user_backend",
-                                        "key_registry"]:
+                                        "key_registry", "custom_key", "refresh_ttl"]:
                 getattr(runner, name)()
         finally:
             runner.redis.close()

@@ -61,6 +61,20 @@ static void test_key_args(void **state) {
     assert_string_equal(out.ptr + out.size - 3, ":0s");
     assert_true(strncmp(out.ptr, "func:", 5) == 0); /* "" is no namespace */
 
+    /* The reference's key= key: 16 hex of BLAKE3("m.f") (from the reference's
+     * own blake3 package), then the namespace ("default" for NULL or ""). */
+    assert_einval(cachekit_key_custom(NULL, "ub", "m", "f", "k1", 2));
+    assert_einval(cachekit_key_custom(&out, "ub", NULL, "f", "k1", 2));
+    assert_einval(cachekit_key_custom(&out, "ub", "m", NULL, "k1", 2));
+    assert_einval(cachekit_key_custom(&out, "ub", "m", "f", NULL, 2));
+    assert_einval(cachekit_key_custom(&out, "ub", "m", "f", "\xff", 1));
+    assert_ok(cachekit_key_custom(&out, "ub", "m", "f", "k1", 2));
+    assert_string_equal(out.ptr, "08f2f7a9d69d8e98-ub:k1");
+    assert_ok(cachekit_key_custom(&out, NULL, "m", "f", "k1", 2));
+    assert_string_equal(out.ptr, "08f2f7a9d69d8e98-default:k1");
+    assert_ok(cachekit_key_custom(&out, "", "app.models", "get_user", NULL, 0));
+    assert_string_equal(out.ptr, "8e7a6053d4b7f903-default:");
+
     assert_einval(cachekit_key_interop(NULL, NULL, "users", "get_user", kDoc, sizeof kDoc));
     assert_einval(cachekit_key_interop(&out, NULL, NULL, "get_user", kDoc, sizeof kDoc));
     assert_einval(cachekit_key_interop(&out, NULL, "users", NULL, kDoc, sizeof kDoc));

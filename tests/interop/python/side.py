@@ -10,7 +10,8 @@ function body.
 Job: {"side": "ours"|"ref", "backend": {"redis": url} | {"file": dir[, "max_entries": n (ref)]} | {"zero_config": true}
      | {"user_redis": url} (a user-defined backend object over that Redis),
       "options": {decorator kwargs}, "ref_options" / "ours_options": {one side's only}, "function": name, "cases": [case names],
-      "action": "call" | "invalidate" | "invalidate_all", "interop": operation or null, "namespace": ns}
+      "action": "call" | "invalidate" | "invalidate_all", "interop": operation or null, "namespace": ns,
+      "key": a KEY_FUNCTIONS name (key=) or absent}
 typed_value's answers keep each part's Python type (typed()), so the runner sees what an L2 hit restored.
 """
 from __future__ import annotations
@@ -192,8 +193,14 @@ def typed(v):
     return v
 
 
+# key= functions by name (a job cannot carry code): "first" keys a call by its first argument.
+KEY_FUNCTIONS = {"first": lambda *args, **kwargs: f"k:{args[0]}"}
+
+
 def main() -> None:
     opts = dict(JOB.get("options", {}))
+    if JOB.get("key"):
+        opts["key"] = KEY_FUNCTIONS[JOB["key"]]
     # options one side spells its own way (the reference's single_tenant_mode=True, ...)
     opts.update(JOB.get("ref_options" if SIDE == "ref" else "ours_options", {}))
     if JOB.get("interop"):

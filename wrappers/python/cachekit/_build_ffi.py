@@ -90,6 +90,7 @@ int cachekit_msgpack_canonical(cachekit_buf *out, const void *data, size_t len, 
 int cachekit_msgpack_to_json(cachekit_buf *out, const void *data, size_t len);
 int cachekit_serializer_code(cachekit_buf *out, const char *identity);
 int cachekit_key_auto(cachekit_buf *out, const char *ns, const char *module, const char *qualname, const void *args, size_t args_len, int integrity, const char *serializer);
+int cachekit_key_custom(cachekit_buf *out, const char *ns, const char *module, const char *qualname, const void *key, size_t key_len);
 int cachekit_key_interop(cachekit_buf *out, cachekit_buf *canonical, const char *ns, const char *operation, const void *args, size_t args_len);
 #define CACHEKIT_ENVELOPE_MAX_SIZE ...
 #define CACHEKIT_MAX_COMPRESSION_RATIO ...
@@ -216,6 +217,7 @@ typedef struct cachekit_cache_options {
     uint32_t lock_hold_ms;
     uint32_t lock_wait_ms;
     const cachekit_backend_options *backend_options;
+    double refresh_ttl_on_get;
     ...;
 } cachekit_cache_options;
 int cachekit_cache_options_init(cachekit_cache_options *opts, size_t struct_size);
@@ -316,6 +318,7 @@ int cachekit_msgpack_canonical_ex(cachekit_buf *out, const void *data, size_t le
 int cachekit_msgpack_to_json_ex(cachekit_buf *out, const void *data, size_t len, cachekit_error *err);
 int cachekit_serializer_code_ex(cachekit_buf *out, const char *identity, cachekit_error *err);
 int cachekit_key_auto_ex(cachekit_buf *out, const char *ns, const char *module, const char *qualname, const void *args, size_t args_len, int integrity, const char *serializer, cachekit_error *err);
+int cachekit_key_custom_ex(cachekit_buf *out, const char *ns, const char *module, const char *qualname, const void *key, size_t key_len, cachekit_error *err);
 int cachekit_key_interop_ex(cachekit_buf *out, cachekit_buf *canonical, const char *ns, const char *operation, const void *args, size_t args_len, cachekit_error *err);
 int cachekit_envelope_wrap_ex(cachekit_buf *out, const void *data, size_t len, const char *format, cachekit_error *err);
 int cachekit_envelope_unwrap_ex(cachekit_buf *out, cachekit_buf *format, const void *envelope, size_t len, cachekit_error *err);

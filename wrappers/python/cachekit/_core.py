@@ -249,6 +249,21 @@ def key_auto(ns: Optional[str], module: str, qualname: str, args: bytes, integri
         _give(slot)
 
 
+def key_custom(ns: Optional[str], module: str, qualname: str, key: str) -> str:
+    """cachekit_key_custom: the reference SDK's (0.24+) key of a function with
+    key=: 16 hex of BLAKE3("{module}.{qualname}"), "-", the namespace (or
+    "default"), ":", the key function's string."""
+    raw = key.encode("utf-8")
+    slot = _take()
+    buf, err = slot
+    try:
+        _check(lib.cachekit_key_custom_ex(buf, ffi.NULL if not ns else ns.encode("utf-8"), module.encode("utf-8"),
+                                          qualname.encode("utf-8"), raw, len(raw), err), err)
+        return _bytes(buf).decode("utf-8")
+    finally:
+        _give(slot)
+
+
 def key_interop(ns: str, operation: str, args: bytes) -> tuple[str, bytes]:
     """cachekit_key_interop: (key, canonical args bytes)."""
     slot = _take()
@@ -465,7 +480,7 @@ class CoreCache:
                  command_timeout_ms: int = 0, connect_timeout_ms: int = 0, breaker_disabled: bool = False,
                  load_timeout_ms: int = 0, breaker_failures: int = 0, breaker_successes: int = 0,
                  breaker_half_open_calls: int = 0, breaker_recovery_ms: int = 0, max_concurrency: int = 0,
-                 backpressure_wait_ms: int = 0) -> None:
+                 backpressure_wait_ms: int = 0, refresh_ttl_on_get: float = 0.0) -> None:
         err = _new_err()
         o = ffi.new("cachekit_cache_options *")
         _check(lib.cachekit_cache_options_init_ex(o, ffi.sizeof("cachekit_cache_options"), err), err)
@@ -493,6 +508,7 @@ class CoreCache:
         o.tenant = cstr(tenant)
         o.key_prefix = cstr(key_prefix)
         o.default_ttl_seconds = float(default_ttl)
+        o.refresh_ttl_on_get = float(refresh_ttl_on_get)
         o.l1 = lib.CACHEKIT_ON if l1 else lib.CACHEKIT_OFF
         o.l1_max_bytes = int(l1_max_bytes)
         o.swr = lib.CACHEKIT_ON if swr else lib.CACHEKIT_OFF

@@ -145,6 +145,9 @@ class CoreMixin:
             tuning.update(_options.breaker_options(opts["circuit_breaker"]))
         if opts.get("backpressure") is not None:
             tuning.update(_options.backpressure_options(opts["backpressure"]))
+        refresh = _options.refresh_ttl_fraction(opts) if not is_user_backend(backend) else 0.0
+        if refresh:  # the core resets TTLs to its default_ttl: a core per (ttl, threshold)
+            tuning.update(refresh_ttl_on_get=refresh, default_ttl=self.core_ttl)
         l1 = bool(opts.get("l1", opts.get("l1_enabled", True)))
         mb = opts.get("l1_max_size_mb")
         l1_bytes = int(mb * (1 << 20)) if mb else 0

@@ -26,7 +26,7 @@ from cachekit import _codec, _key_registry
 from cachekit._async import AsyncL2Mixin
 from cachekit._config import (_check_choices, _LOAD_TIMEOUT, _ONE_YEAR, _PRESETS, _PROCESS_ID, _UNSET, _check_ttl,
                               _validate)
-from cachekit._core import BackendError, ConfigurationError, CoreCache, lib
+from cachekit._core import BackendError, ConfigurationError, CoreCache, key_custom, lib
 from cachekit._cores import CoreMixin, _check_core, _registry
 from cachekit._defaults import get_default_backend
 from cachekit._keys import _SIMPLE, KeysMixin
@@ -67,8 +67,15 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
             raise TypeError("namespace must be a string or None")
         if ns and "\0" in ns:  # the C API takes it NUL-terminated: refuse, never cut
             raise ValueError("namespace must not contain a NUL character")
+        if ns is not None and (ns == "ck" or ns.startswith("ck:")):
+            # As the reference: a key written there could take the key registry's ck:reg: shape.
+            raise ConfigurationError(lib.CACHEKIT_EINVAL,
+                                     "namespace 'ck' (and 'ck:*') is reserved for cachekit's key registry")
         self.namespace: Optional[str] = ns or None
         self.key_fn = opts.get("key")
+        # key=: every key starts with the function's BLAKE3 identity and namespace (the reference 0.24's form).
+        self.key_head = (key_custom(self.namespace, self.module, self.qualname, "")
+                         if self.key_fn is not None else "")
         ser = opts.get("serializer", "default")
         if isinstance(ser, str):
             if not ser:

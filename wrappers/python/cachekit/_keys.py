@@ -40,9 +40,16 @@ class KeysMixin:
                     flat.append(v)
             return _codec.interop_key(self.namespace or "", self.interop_op, flat)
         if self.key_fn is not None:
-            return f"{self.namespace or 'default'}:{self.key_fn(*args, **kwargs)}"
+            return self.key_head + self.custom_key(args, kwargs)
         return _codec.key_auto(self.namespace, self.module, self.qualname, _codec.pack_auto_args(args, kwargs),
                                self.integrity, self.serializer_id)
+
+    def custom_key(self, args: tuple, kwargs: dict) -> str:
+        """key=(*args, **kwargs), which must be a str (as the reference requires)."""
+        k = self.key_fn(*args, **kwargs)
+        if not isinstance(k, str):
+            raise TypeError(f"key function must return str, got {type(k).__name__}")
+        return k
 
     def cached_key(self, args: tuple, kwargs: dict) -> bytes:
         """The key as bytes, memoised for simple positional scalars."""
@@ -92,7 +99,7 @@ class KeysMixin:
         bool and float, which compare equal to ints) the packed normalised
         arguments behind a private marker."""
         if self.key_fn is not None:
-            return (_PACKED, "k", self.key_fn(*args, **kwargs))
+            return (_PACKED, "k", self.custom_key(args, kwargs))
         if not kwargs:
             if len(args) == 1 and type(args[0]) in _SIMPLE:
                 return args[0]

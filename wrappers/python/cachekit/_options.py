@@ -7,8 +7,9 @@ at decoration as cachekit-py 0.24.1 checks them, and what each becomes here:
                       timeouts, seconds)        -> command / connect timeouts
     stale_ttl         refused unless 0/None: the reference takes it only with its
                       hosted (CachekitIO) backend, which libcachekit has not
-    refresh_ttl_on_get, ttl_refresh_threshold   -> checked; a warning once, as the
-                      reference gives for every backend that cannot inspect TTLs
+    refresh_ttl_on_get, ttl_refresh_threshold   -> checked; the core's option (an L2
+                      hit's TTL reset when below ttl x threshold); a warning for a
+                      user-defined backend, as the reference gives for one without TTLs
     deployment_uuid, single_tenant_mode, tenant_extractor -> the encryption tenant
     master_key        any hex the reference takes, in the core's form
 """
@@ -136,15 +137,26 @@ def check_freshness(opts: dict[str, Any]) -> None:
 
 
 def note_refresh_ttl(opts: dict[str, Any]) -> None:
-    """refresh_ttl_on_get: the reference refreshes TTLs only through backends
-    that can inspect them (its zero-configuration Redis provider and CachekitIO)
-    and warns once for any other; libcachekit's backends expose no TTL refresh
-    to a cache handle, so this warns, at decoration."""
-    if opts.get("refresh_ttl_on_get") and opts.get("ttl"):
+    """refresh_ttl_on_get with a user-defined backend object: the reference
+    refreshes only through backends with get_ttl/refresh_ttl and warns once for
+    the others; the core cannot reach a Python object's TTLs, so this warns, at
+    decoration. The core's backends refresh (refresh_ttl_fraction)."""
+    from cachekit._userbackend import is_user_backend
+
+    if opts.get("refresh_ttl_on_get") and opts.get("ttl") and is_user_backend(opts.get("backend")):
         import logging
         logging.getLogger("cachekit").warning(
-            "cachekit: refresh_ttl_on_get is ignored: the backend cannot refresh TTLs on read "
+            "cachekit: refresh_ttl_on_get is ignored: a user-defined backend's TTLs are not refreshed on read "
             "(entries keep the TTL they were written with)")
+
+
+def refresh_ttl_fraction(opts: dict[str, Any]) -> float:
+    """The core's refresh_ttl_on_get: on an L2 hit with less than ttl x
+    ttl_refresh_threshold left, the entry gets ttl again (the reference's test);
+    0.0 = off (no option, no ttl, or a threshold of 0, which never refreshes there)."""
+    if not opts.get("refresh_ttl_on_get") or not opts.get("ttl"):
+        return 0.0
+    return float(opts.get("ttl_refresh_threshold", 0.5))
 
 
 def encryption_tenant(opts: dict[str, Any], interop: bool) -> Optional[str]:

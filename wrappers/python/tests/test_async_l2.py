@@ -247,11 +247,12 @@ def test_single_flight_merges_coroutines_on_the_loop(l2):
 
 
 # The ways to invalidate the key while its async load runs: this function's
-# own invalidation, another decorated function's sharing the core, and the
-# namespace's on the shared core.
+# own invalidation, the key's through another decorated function's handle on
+# the shared core (key= keys carry the function's identity, so g's own keys
+# never equal f's), and the namespace's on the shared core.
 _INVALIDATIONS = {
     "own": lambda f, g: f.ainvalidate_cache(1),
-    "other_function": lambda f, g: g.invalidate_cache(1),
+    "other_function": lambda f, g: g._cachekit.core.invalidate(f._cachekit.ns_bytes, f._cachekit.cached_key((1,), {})),
     "namespace": lambda f, g: g._cachekit.core.invalidate_namespace(g._cachekit.ns_bytes),
 }
 
@@ -264,7 +265,6 @@ def test_an_invalidation_during_the_async_load_keeps_its_value_out(l2, how):
     ns = _ns("ainval")
     gate = asyncio.Event()
     calls = []
-    # g's invalidation reaches f's key only when both build it the same way
     keyed = {"key": lambda x: f"item:{x}"} if how == "other_function" else {}
 
     @cache(backend=l2, namespace=ns, **keyed)

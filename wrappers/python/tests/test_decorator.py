@@ -298,7 +298,11 @@ def test_custom_key_function():
     backend = Backend("memory://")
     g = cache(backend=backend, namespace="k", key=lambda x, y=0: f"item-{x}")(f)
     g(7)
-    assert backend.get("k:item-7") is not None
+    # The reference 0.24's form: the function's BLAKE3 identity, then {namespace}:{key}.
+    from cachekit._core import key_custom
+    key = key_custom("k", f.__module__, f.__qualname__, "item-7")
+    assert key.endswith("-k:item-7") and len(key) == 16 + len("-k:item-7")
+    assert backend.get(key) is not None
 
 
 def test_none_namespace_has_no_ns_segment():

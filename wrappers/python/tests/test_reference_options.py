@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import logging
+import os
 import socket
+import struct
+import time
 from typing import Any, Optional
 
 import pytest
@@ -16,6 +20,8 @@ import pytest
 import cachekit
 from cachekit import Backend, ConfigurationError, DecryptionAuthenticationError, cache
 from cachekit._defaults import get_default_backend, set_default_backend
+
+from conftest import define
 
 KEY = "3c" * 32
 T1 = "550e8400-e29b-41d4-a716-446655440000"
@@ -121,13 +127,104 @@ def test_stale_ttl_is_refused_as_the_reference_refuses_it_without_its_hosted_bac
         counted(backend="memory://", ttl=10, stale_ttl=-1)
 
 
-def test_refresh_ttl_on_get_is_checked_and_warns_that_it_is_ignored(caplog):
+class _DictBackend:
+    """A user-defined backend (the reference's BaseBackend protocol)."""
+
+    def __init__(self):
+        self.d = {}
+
+    def get(self, key):
+        return self.d.get(key)
+
+    def set(self, key, value, ttl=None):
+        self.d[key] = value
+
+    def delete(self, key):
+        return self.d.pop(key, None) is not None
+
+    def exists(self, key):
+        return key in self.d
+
+
+def test_refresh_ttl_on_get_is_checked_and_warns_for_a_user_backend(caplog):
     with pytest.raises(ConfigurationError, match="ttl_refresh_threshold"):
         counted(backend="memory://", ttl=10, refresh_ttl_on_get=True, ttl_refresh_threshold=2)
     with caplog.at_level(logging.WARNING, logger="cachekit"):
         g, calls = counted(backend="memory://", ttl=10, refresh_ttl_on_get=True, ttl_refresh_threshold=0.3)
-    assert "refresh_ttl_on_get is ignored" in caplog.text
+    assert "refresh_ttl_on_get" not in caplog.text  # the core's backends refresh
     assert g(1) == g(1) and calls == [1]
+    assert spec(g)["refresh_ttl_on_get"] == 0.3 and spec(g)["default_ttl"] == 10
+    with caplog.at_level(logging.WARNING, logger="cachekit"):
+        u, calls = counted(backend=_DictBackend(), ttl=10, refresh_ttl_on_get=True)
+    assert "refresh_ttl_on_get is ignored" in caplog.text
+    assert u(1) == u(1) and calls == [1]
+    # No ttl, or the option off: nothing to refresh, the shared core is untouched.
+    for kw in ({"refresh_ttl_on_get": True}, {"ttl": 10}):
+        assert "refresh_ttl_on_get" not in spec(counted(backend="memory://", **kw)[0])
+
+
+def _file_expiry(directory, key: str) -> int:
+    """The expiry (Unix seconds) in a file-backend entry's header."""
+    with open(os.path.join(directory, hashlib.blake2b(key.encode(), digest_size=16).hexdigest()), "rb") as fh:
+        return struct.unpack(">Q", fh.read(14)[6:14])[0]
+
+
+def _set_file_expiry(directory, key: str, at: int) -> None:
+    with open(os.path.join(directory, hashlib.blake2b(key.encode(), digest_size=16).hexdigest()), "r+b") as fh:
+        fh.seek(6)
+        fh.write(struct.pack(">Q", at))
+
+
+@pytest.mark.parametrize("threshold,refreshed", [(0.5, True), (0.1, False)])
+def test_refresh_ttl_on_get_resets_a_due_entry_on_an_l2_hit(tmp_path, threshold, refreshed):
+    # The reference's test: an L2 hit with less than ttl x threshold left gets ttl again.
+    g = cache(backend=str(tmp_path), namespace="ub", ttl=100, l1=False, refresh_ttl_on_get=True,
+              ttl_refresh_threshold=threshold, key=lambda x: f"k{x}")(define("f", "m"))
+    key = "08f2f7a9d69d8e98-ub:k1"
+    g(1)
+    _set_file_expiry(tmp_path, key, int(time.time()) + 20)  # an entry with 20 s of its 100 left
+    g(1)
+    assert len(g.__wrapped__.calls) == 1
+    left = _file_expiry(tmp_path, key) - time.time()
+    assert (left > 90) if refreshed else (left < 22)
+
+
+def test_refresh_ttl_on_get_off_leaves_the_ttl(tmp_path):
+    g = cache(backend=str(tmp_path), namespace="ub", ttl=100, l1=False, key=lambda x: f"k{x}")(define("f", "m"))
+    g(1)
+    _set_file_expiry(tmp_path, "08f2f7a9d69d8e98-ub:k1", int(time.time()) + 20)
+    g(1)
+    assert _file_expiry(tmp_path, "08f2f7a9d69d8e98-ub:k1") - time.time() < 22
+
+
+def test_the_key_registry_namespace_is_reserved():
+    for ns in ("ck", "ck:reg", "ck:"):
+        with pytest.raises(ConfigurationError, match="reserved"):
+            counted(backend="memory://", namespace=ns)
+        with pytest.raises(ConfigurationError, match="reserved"):
+            counted(backend=None, namespace=ns)
+    for ns in ("CK", "ck-x", "ckx", "x:ck"):  # the reference refuses exactly "ck" and "ck:*"
+        counted(backend="memory://", namespace=ns)
+
+
+def test_key_function_keys_start_with_the_function_identity():
+    # 0.24's form: 16 hex of BLAKE3("m.f") (computed with the reference's blake3), "-", namespace, ":", key.
+    backend = Backend("memory://")
+    g = cache(backend=backend, namespace="ub", key=lambda x: f"k{x}")(define("f", "m"))
+    g(1)
+    assert backend.get("08f2f7a9d69d8e98-ub:k1") is not None
+    h = cache(backend=backend, key=lambda x: f"k{x}")(define("get_user", "app.models"))
+    h(2)
+    assert backend.get("8e7a6053d4b7f903-default:k2") is not None
+
+
+def test_a_key_function_must_return_a_str(caplog):
+    g = cache(backend="memory://", key=lambda x: x)(define("f", "m"))
+    with caplog.at_level(logging.WARNING, logger="cachekit"):
+        g(1)
+        g(1)
+    assert len(g.__wrapped__.calls) == 2  # uncached, as a key the reference refuses
+    assert "key function must return str" in caplog.text
 
 
 def test_options_the_reference_decorator_does_not_take_are_refused():

@@ -80,6 +80,7 @@ const struct ck_layout_entry ck_layout_entries[] = {
     FIELD(cachekit_cache_options, lock_hold_ms),
     FIELD(cachekit_cache_options, lock_wait_ms),
     FIELD(cachekit_cache_options, backend_options),
+    FIELD(cachekit_cache_options, refresh_ttl_on_get),
     SIZE(cachekit_lookup),
     FIELD(cachekit_lookup, struct_size),
     FIELD(cachekit_lookup, source),

@@ -70,6 +70,7 @@ macro_rules! rust_layout {
             ("cachekit_cache_options.lock_hold_ms", core::mem::offset_of!(cachekit_cache_options, lock_hold_ms)),
             ("cachekit_cache_options.lock_wait_ms", core::mem::offset_of!(cachekit_cache_options, lock_wait_ms)),
             ("cachekit_cache_options.backend_options", core::mem::offset_of!(cachekit_cache_options, backend_options)),
+            ("cachekit_cache_options.refresh_ttl_on_get", core::mem::offset_of!(cachekit_cache_options, refresh_ttl_on_get)),
             ("cachekit_lookup", core::mem::size_of::<cachekit_lookup>()),
             ("cachekit_lookup.struct_size", core::mem::offset_of!(cachekit_lookup, struct_size)),
             ("cachekit_lookup.source", core::mem::offset_of!(cachekit_lookup, source)),

@@ -220,6 +220,7 @@ pub struct cachekit_cache_options {
     pub lock_hold_ms: u32,
     pub lock_wait_ms: u32,
     pub backend_options: *const cachekit_backend_options,
+    pub refresh_ttl_on_get: f64,
 }
 
 #[repr(C)]
@@ -332,6 +333,14 @@ extern "C" {
         args_len: usize,
         integrity: c_int,
         serializer: *const c_char,
+    ) -> c_int;
+    pub fn cachekit_key_custom(
+        out: *mut cachekit_buf,
+        ns: *const c_char,
+        module: *const c_char,
+        qualname: *const c_char,
+        key: *const c_void,
+        key_len: usize,
     ) -> c_int;
     pub fn cachekit_key_interop(
         out: *mut cachekit_buf,
@@ -692,6 +701,15 @@ extern "C" {
         args_len: usize,
         integrity: c_int,
         serializer: *const c_char,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_key_custom_ex(
+        out: *mut cachekit_buf,
+        ns: *const c_char,
+        module: *const c_char,
+        qualname: *const c_char,
+        key: *const c_void,
+        key_len: usize,
         err: *mut cachekit_error,
     ) -> c_int;
     pub fn cachekit_key_interop_ex(

@@ -19,6 +19,7 @@ fn every_function_links() {
         cachekit_msgpack_to_json as *const (),
         cachekit_serializer_code as *const (),
         cachekit_key_auto as *const (),
+        cachekit_key_custom as *const (),
         cachekit_key_interop as *const (),
         cachekit_envelope_wrap as *const (),
         cachekit_envelope_unwrap as *const (),
@@ -94,6 +95,7 @@ fn every_function_links() {
         cachekit_msgpack_to_json_ex as *const (),
         cachekit_serializer_code_ex as *const (),
         cachekit_key_auto_ex as *const (),
+        cachekit_key_custom_ex as *const (),
         cachekit_key_interop_ex as *const (),
         cachekit_envelope_wrap_ex as *const (),
         cachekit_envelope_unwrap_ex as *const (),
@@ -158,6 +160,6 @@ fn every_function_links() {
         cachekit_l1_clear_ex as *const (),
         cachekit_l1_stats_ex as *const (),
     ];
-    assert_eq!(symbols.len(), 152);
+    assert_eq!(symbols.len(), 154);
     assert!(symbols.iter().all(|p| !p.is_null()));
 }
