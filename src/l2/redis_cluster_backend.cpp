@@ -145,6 +145,18 @@ public:
     bool del(std::string_view key, Deadline deadline) override { return integer_call("UNLINK", key, false, deadline) > 0; }
     bool exists(std::string_view key, Deadline deadline) override { return integer_call("EXISTS", key, true, deadline) > 0; }
 
+    // refresh_ttl_on_get: PEXPIRE on the key's own node.
+    bool expire(std::string_view key, milliseconds ttl, Deadline deadline) override {
+        char ms[24];
+        const size_t ms_len = ttl_arg(Ttl(ttl), ms);
+        const char *argv[] = {"PEXPIRE", data_or_empty(key), ms};
+        const size_t lens[] = {7, key.size(), ms_len};
+        const Cmd cmd{3, argv, lens, "PEXPIRE"};
+        return key_call(key, false, &cmd, 1, deadline, [&](std::vector<Reply> &r, const std::string &where) {
+            return redis_replies::integer(*r[0], where, "PEXPIRE") > 0;
+        });
+    }
+
     std::optional<Ttl> ttl(std::string_view key, Deadline deadline) override {
         const char *argv[] = {"PTTL", data_or_empty(key)};
         const size_t lens[] = {4, key.size()};

@@ -137,7 +137,11 @@ void test_round_trips_over_every_slot_range(void **) {
         cachekit::l2::Ttl remaining;
         assert_true(backend->get_with_ttl(key, out.get(), &remaining, soon()));
         assert_true(remaining && remaining->count() > 50000);
+        assert_true(backend->expire(key, 3600000ms, soon()));  // refresh_ttl_on_get's call, on the key's node
+        auto renewed = backend->ttl(key, soon());
+        assert_true(renewed && *renewed && (*renewed)->count() > 3500000);
         assert_true(backend->del(key, soon()));
+        assert_false(backend->expire(key, 3600000ms, soon()));
         assert_false(backend->get(key, out.get(), soon()));
         assert_false(backend->del(key, soon()));
     }
