@@ -254,13 +254,16 @@ bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out
     const l1::FillTicket l1_ticket = l1_ ? l1_->begin_fill() : l1::kNoTicket;
     const InvalidationLog::Ticket ticket = l1_ ? log_.ticket() : 0;
     Buffer stored;
+    // An entry that is its own payload is read straight into `out`.
+    const bool in_place = stored_is_payload(config_.value);
+    cachekit_buf *target = in_place ? out : stored.get();
     l2::Ttl remaining;
     bool found = false;
     const auto started = std::chrono::steady_clock::now();
     try {
         found = l1_ || config_.refresh_ttl_below > 0
-                    ? config_.backend->get_with_ttl(storage_key(key), stored.get(), &remaining, deadline())
-                    : config_.backend->get(storage_key(key), stored.get(), deadline());
+                    ? config_.backend->get_with_ttl(storage_key(key), target, &remaining, deadline())
+                    : config_.backend->get(storage_key(key), target, deadline());
     } catch (const Error &e) {
         if (e.code() == CACHEKIT_ETOOBIG) {
             // The stored value is over the reply limit (from max_value_bytes):
@@ -279,8 +282,12 @@ bool Cache::read_l2(std::string_view ns, std::string_view key, cachekit_buf *out
     if (!found) return false;
     std::string why, bound;
     msgpack::DocumentFacts facts;
-    Verdict v = decode_stored(config_.value, aad_key(key, bound), stored.view(), out, &why, info ? &facts : nullptr);
-    if (v != Verdict::Ok) return refused(v, ns, key, why, m);
+    Verdict v = in_place ? check_in_place(config_.value, out, &why, info ? &facts : nullptr)
+                         : decode_stored(config_.value, aad_key(key, bound), stored.view(), out, &why, info ? &facts : nullptr);
+    if (v != Verdict::Ok) {
+        if (in_place) out->size = 0;  // a refused entry is a miss: none of it is handed out
+        return refused(v, ns, key, why, m);
+    }
     m.l2_hits.add();
     if (info) info->temporal_keys = facts.temporal_keys ? 1 : 0;
     if (config_.refresh_ttl_below > 0) remaining = refresh_ttl(key, remaining, m);

@@ -159,6 +159,12 @@ Verdict decode_interop(const ValueFormat &fmt, std::string_view key, std::string
 
 }  // namespace
 
+Verdict check_in_place(const ValueFormat &fmt, const cachekit_buf *payload, std::string *why,
+                       msgpack::DocumentFacts *facts) {
+    if (payload->size > fmt.max_payload_bytes) return too_large(payload->size, fmt.max_payload_bytes, why);
+    return check_payload(payload, why, facts);
+}
+
 const char *verdict_name(Verdict v) {
     switch (v) {
     case Verdict::Ok: return "ok";

@@ -45,4 +45,13 @@ void encode_stored(const ValueFormat &fmt, std::string_view cache_key, std::stri
 Verdict decode_stored(const ValueFormat &fmt, std::string_view cache_key, std::string_view stored,
                       cachekit_buf *payload, std::string *why, msgpack::DocumentFacts *facts = nullptr);
 
+// Whether a stored entry is its own payload (interop mode, no encryption):
+// a read then lands in the caller's buffer and is checked there with
+// check_in_place, with no copy of the value between the two.
+inline bool stored_is_payload(const ValueFormat &fmt) { return fmt.format == Format::Interop && fmt.keyring == nullptr; }
+
+// decode_stored for an entry that is its own payload, already in `payload`.
+Verdict check_in_place(const ValueFormat &fmt, const cachekit_buf *payload, std::string *why,
+                       msgpack::DocumentFacts *facts = nullptr);
+
 }  // namespace cachekit::cache

@@ -60,6 +60,7 @@ constexpr std::string_view kScanCount = "1000";
 // SCAN's COUNT is a hint: a page may hold more keys (a whole hash bucket).
 constexpr uint32_t kScanMaxKeys = 100000;
 constexpr size_t kReadChunk = 16 * 1024;  // bytes per recv, as hiredis reads
+constexpr size_t kReaderKeepBytes = 1 << 20;  // a connection's read buffer kept between replies
 // An idle connection unused for this long is probed (MSG_PEEK) before reuse,
 // so one closed by the server (restart, idle timeout) is dropped silently.
 constexpr int64_t kProbeAfterIdleMs = 1000;
@@ -559,6 +560,10 @@ private:
             bool timeout = is_timeout(saved, conn.ctx) || SteadyClock::now() >= deadline.at;
             connect_error(std::string(timeout ? "connect timed out: " : "connect failed: ") + conn.ctx->errstr, timeout);
         }
+        // hiredis frees its read buffer after any reply that left it over
+        // 16 KB and grows it again for the next: for values of tens of KB that
+        // is a large malloc, free and realloc per read. Kept up to this size.
+        conn.ctx->reader->maxbuf = kReaderKeepBytes;
         if (config_.unix_path.empty() && redisEnableKeepAlive(conn.ctx) != REDIS_OK)
             connect_error(std::string("cannot enable TCP keepalive: ") + conn.ctx->errstr, false);
 

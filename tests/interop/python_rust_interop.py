@@ -29,7 +29,10 @@ ONE_CASES = ["int", "bigint", "negint", "float", "negzero", "str", "bytes", "non
 
 
 class RustRunner(Runner):
-    """Runner whose "rs" side is cachekit-rs's program; "ours" stays our Python wrapper."""
+    """Runner whose "rs" side is cachekit-rs's program; "ours" stays our Python wrapper.
+    rust_python/run.py runs the same scenarios with our Rust #[cached] as the "rs" side."""
+
+    PEER = "cachekit-rs"
 
     def __init__(self, rs_binary: str, lib_dir: str, *args) -> None:
         super().__init__(*args)
@@ -52,7 +55,7 @@ class RustRunner(Runner):
             base = {"backend": {"redis": self.url}, "namespace": ns, "options": options}
             for function, cases in (("one", ONE_CASES), ("three", ["defaults", "all"]), ("var", ["varargs", "empty"])):
                 job = {**base, "function": function, "interop": function}
-                self.both_ways(f"python <-> cachekit-rs, {label}, {function}()", job, cases, uncached=frozenset())
+                self.both_ways(f"python <-> {self.PEER}, {label}, {function}()", job, cases, uncached=frozenset())
 
     def both_ways(self, scenario: str, job: dict, cases: list[str], **kw) -> None:
         k_rs = self.direction(scenario, "rs", "ours", job, cases, **kw)

@@ -9,30 +9,37 @@ use libcachekit_sys as sys;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::Duration;
 
-/// A cache handle. Every method may be called from many threads at once;
-/// dropping it frees the C handle.
+/// A cache handle. Every method may be called from many threads at once.
+/// Clones share one C handle, freed when the last clone is dropped (an async
+/// call's L2 work off the executor holds a clone, so it never outlives it).
+#[derive(Clone)]
 pub struct Cache {
-    ptr: NonNull<sys::cachekit_cache>,
+    handle: Arc<Handle>,
     swr: bool,
 }
 
-// SAFETY: the C contract makes every call on a cachekit_cache thread-safe
-// except cachekit_cache_free, which only Drop calls (with exclusive access).
-unsafe impl Send for Cache {}
-unsafe impl Sync for Cache {}
+/// The owned C handle.
+struct Handle(NonNull<sys::cachekit_cache>);
 
-impl Drop for Cache {
+// SAFETY: the C contract makes every call on a cachekit_cache thread-safe
+// except cachekit_cache_free, which only Drop calls (with exclusive access:
+// the last Arc is gone).
+unsafe impl Send for Handle {}
+unsafe impl Sync for Handle {}
+
+impl Drop for Handle {
     fn drop(&mut self) {
         // SAFETY: we own the handle and nothing else uses it now.
-        unsafe { sys::cachekit_cache_free(self.ptr.as_ptr()) }
+        unsafe { sys::cachekit_cache_free(self.0.as_ptr()) }
     }
 }
 
 impl core::fmt::Debug for Cache {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Cache").field("ptr", &self.ptr).finish()
+        f.debug_struct("Cache").field("ptr", &self.handle.0).finish()
     }
 }
 
@@ -66,7 +73,10 @@ impl Cache {
     }
 
     pub(crate) fn from_raw(ptr: NonNull<sys::cachekit_cache>, swr: bool) -> Cache {
-        Cache { ptr, swr }
+        Cache {
+            handle: Arc::new(Handle(ptr)),
+            swr,
+        }
     }
 
     /// Whether stale-while-revalidate was turned on by the builder.
@@ -75,9 +85,9 @@ impl Cache {
     }
 
     /// The C handle, for code that calls libcachekit-sys directly. It stays
-    /// valid while this `Cache` lives; never free it.
+    /// valid while this `Cache` (or a clone) lives; never free it.
     pub fn as_ptr(&self) -> *mut sys::cachekit_cache {
-        self.ptr.as_ptr()
+        self.handle.0.as_ptr()
     }
 
     /// The stored payload under `key` (a MessagePack document), or `None` on a miss.

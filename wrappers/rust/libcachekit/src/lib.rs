@@ -19,6 +19,7 @@
 mod builder;
 mod cache;
 pub mod codec;
+mod decode;
 mod error;
 mod ffi;
 mod keys;

@@ -117,19 +117,51 @@ where
     r
 }
 
-/// A load claim of the async leader, abandoned when dropped still held.
-struct LoadClaim<'a> {
-    cache: &'a Cache,
-    key: &'a str,
+/// A claim of this caller (a load claim of the async leader, or the SWR
+/// refresh claim of a stale hit), owned so it can travel to a blocking
+/// thread: abandoned when dropped still held (a dropped future, an `Err`, a
+/// value that does not encode, a read whose future was dropped meanwhile).
+struct Claim {
+    cache: Cache,
+    key: String,
     id: Option<u64>,
 }
 
-impl Drop for LoadClaim<'_> {
+impl Claim {
+    /// Store `bytes` under the claim, or by a plain write without one (a
+    /// failed read, another type's value under this key: as the sync path).
+    fn land(mut self, ns: &str, bytes: &[u8], ttl: Option<Duration>) {
+        let _ = match self.id.take() {
+            Some(id) => self.cache.put_refresh(ns, &self.key, bytes, ttl, id).map(|_| ()),
+            None => self.cache.set_bytes(ns, &self.key, bytes, ttl),
+        };
+    }
+}
+
+impl Drop for Claim {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            let _ = self.cache.abandon_refresh(self.key, id); // in memory only: no I/O
+            let _ = self.cache.abandon_refresh(&self.key, id); // in memory only: no I/O
         }
     }
+}
+
+/// The leader's L2 read (on a blocking thread): the stored bytes, or a miss
+/// with the load claim the core took for it (none after a failed read).
+fn read_for_load(cache: Cache, ns: &str, key: String) -> Result<Vec<u8>, Claim> {
+    let id = match cache.get_bytes_for_load(ns, &key) {
+        Ok(ForLoad::Hit(bytes)) => return Ok(bytes),
+        Ok(ForLoad::Miss(id)) => Some(id),
+        Err(_) => None,
+    };
+    Err(Claim { cache, key, id })
+}
+
+/// Land `bytes` under `claim` off the executor and await it, so a caller
+/// after this one finds the value. Dropped while it runs, the write still
+/// completes on its blocking thread.
+async fn land(claim: Claim, ns: &'static str, bytes: std::sync::Arc<Vec<u8>>, ttl: Option<Duration>) {
+    let _ = blocking::run(move || claim.land(ns, &bytes, ttl)).await;
 }
 
 /// An async `#[cached]` call: the executor's thread does the L1 peek only;
@@ -149,12 +181,26 @@ where
     let (Some(cache), Ok(key)) = (cache, key) else {
         return compute.await;
     };
-    if let Some(Ok(value)) = peek::peek_with(cache, site, &key, decode_value::<M::Value>) {
+    if cache.swr() {
+        match peek::peek_swr(cache, site, &key, decode_value::<M::Value>) {
+            Some((Ok(value), None)) => return M::from_cached(value),
+            Some((Ok(stale), Some(id))) => {
+                return refresh::<M, R, Fut>(cache, site, key, ttl, id, stale, compute).await
+            }
+            Some((Err(_), Some(id))) => drop(Claim {
+                cache: cache.clone(),
+                key: key.clone(),
+                id: Some(id),
+            }),
+            _ => {}
+        }
+    } else if let Some(Ok(value)) = peek::peek_with(cache, site, &key, decode_value::<M::Value>) {
         return M::from_cached(value);
     }
     loop {
         let leader = match flight::join(cache, &key) {
             flight::Role::Leader(leader) => leader,
+            // An async wait: a dropped future just leaves the waker list.
             flight::Role::Waiter(wait) => match wait.await {
                 Some(bytes) => match decode_value::<M::Value>(&bytes) {
                     Ok(value) => return M::from_cached(value),
@@ -163,37 +209,69 @@ where
                 None => continue, // the leader's value was not cached: try again
             },
         };
-        let read = blocking::run(|| cache.get_bytes_for_load(site.ns, &key)).await;
-        // Released (a load error of the cache) unless the value lands under it:
-        // the future was dropped, the function gave an Err, or it did not encode.
-        let mut claim = LoadClaim {
-            cache,
-            key: &key,
-            id: None,
-        };
-        match read {
-            Some(Ok(ForLoad::Hit(bytes))) => {
-                if let Ok(value) = decode_value::<M::Value>(&bytes) {
+        let (c, k, ns) = (cache.clone(), key.clone(), site.ns);
+        let claim = match blocking::run(move || read_for_load(c, ns, k)).await {
+            Some(Ok(bytes)) => match decode_value::<M::Value>(&bytes) {
+                Ok(value) => {
                     leader.publish(bytes);
                     return M::from_cached(value);
                 }
-            }
-            Some(Ok(ForLoad::Miss(id))) => claim.id = Some(id),
-            _ => {}
-        }
+                Err(_) => Claim {
+                    cache: cache.clone(),
+                    key,
+                    id: None,
+                }, // replaced by a plain write
+            },
+            Some(Err(claim)) => claim,
+            None => Claim {
+                cache: cache.clone(),
+                key,
+                id: None,
+            }, // the read panicked or never ran
+        };
         let r = compute.await;
         if let Some(bytes) = encoded::<M, R>(&r) {
-            let bytes = leader.publish(bytes);
-            // Stored before the flight ends, so a caller after it finds the value.
-            let _ = match claim.id.take() {
-                Some(id) => blocking::run(|| cache.put_refresh(site.ns, &key, &bytes, ttl, id).map(|_| ())).await,
-                // No claim (another type's value under this key, or a failed
-                // read): replaced by a plain write, as on the sync path.
-                None => blocking::run(|| cache.set_bytes(site.ns, &key, &bytes, ttl)).await,
-            };
+            land(claim, ns, leader.publish(bytes), ttl).await;
         }
-        drop(claim);
         drop(leader);
         return r;
+    }
+}
+
+/// This caller got a stale L1 hit and its refresh claim: it runs the
+/// function now, on the executor as its own future (the other callers keep
+/// getting the stale value meanwhile), lands the value under the claim off
+/// the executor and returns it. A result that is not cached (an `Err`, or a
+/// value that does not encode) releases the claim and returns the stale
+/// value, as the sync path does; a dropped future releases it too.
+async fn refresh<M, R, Fut>(
+    cache: &Cache,
+    site: &Site,
+    key: String,
+    ttl: Option<Duration>,
+    id: u64,
+    stale: M::Value,
+    compute: Fut,
+) -> R
+where
+    M: Mode<R>,
+    Fut: Future<Output = R>,
+{
+    let claim = Claim {
+        cache: cache.clone(),
+        key,
+        id: Some(id),
+    };
+    let ns = site.ns;
+    let r = compute.await;
+    match encoded::<M, R>(&r) {
+        Some(bytes) => {
+            land(claim, ns, std::sync::Arc::new(bytes), ttl).await;
+            r
+        }
+        None => {
+            drop(claim);
+            M::from_cached(stale)
+        }
     }
 }

@@ -30,9 +30,10 @@ pub fn encode_value<T: Serialize + ?Sized>(v: &T) -> Result<Vec<u8>, Error> {
     canonical(&to_msgpack(v)?, sys::CACHEKIT_PROFILE_VALUE)
 }
 
-/// Decode stored MessagePack into `T` (structs from maps or arrays).
+/// Decode stored MessagePack into `T` (structs from maps or arrays), read as
+/// rmp-serde reads it (crate::decode).
 pub fn decode_value<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    rmp_serde::from_slice(bytes).map_err(|e| Error::DeserializationFailed {
+    crate::decode::from_slice(bytes).map_err(|e| Error::DeserializationFailed {
         message: format!("cannot decode the cached value: {e}"),
     })
 }

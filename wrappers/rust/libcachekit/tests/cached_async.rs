@@ -145,7 +145,9 @@ async fn cancellable(n: u32) -> u32 {
 #[tokio::test]
 async fn a_cancelled_leader_hands_the_flight_on() {
     let leader = tokio::spawn(cancellable(8));
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    while CANCEL_RUNS.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await; // until the leader runs the function
+    }
     let waiter = tokio::spawn(cancellable(8));
     tokio::time::sleep(Duration::from_millis(50)).await;
     leader.abort();

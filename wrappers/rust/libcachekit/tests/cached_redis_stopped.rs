@@ -1,13 +1,15 @@
 //! An async `#[cached]` call never blocks its executor on L2 (issue 15): on a
 //! current-thread Tokio runtime, with the private Redis stopped (SIGSTOP), a
-//! miss waits on a blocking thread while other tasks, and L1 hits, go on.
+//! miss waits on a blocking thread while other tasks, and L1 hits, go on; a
+//! miss whose future is dropped while its L2 read waits lets go at once, and
+//! the read's load claim is released when that read returns.
 mod support;
 
 use libcachekit::{cached, Cache};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use support::redis::RedisServer;
 
 struct Catalog {
@@ -96,5 +98,57 @@ fn a_current_thread_runtime_keeps_running_while_redis_is_stopped() {
         );
         assert_eq!(catalog.runs.load(Ordering::SeqCst), 2);
         ticker.abort();
+    });
+}
+
+#[test]
+fn a_dropped_miss_lets_go_at_once_and_its_claim_is_released() {
+    let Some(redis) = RedisServer::start() else { return };
+    const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+    let cache = Cache::builder()
+        .backend_url(redis.url())
+        .command_timeout(COMMAND_TIMEOUT)
+        .connect_timeout(COMMAND_TIMEOUT)
+        .build()
+        .expect("redis cache");
+    let catalog = Catalog {
+        cache,
+        runs: AtomicUsize::new(0),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        assert_eq!(catalog.item(0).await, "item-0"); // the connection is up
+        let before = catalog.cache.stats(None).unwrap().load_errors;
+
+        signal(redis.pid(), "-STOP");
+        let resume = Resume(redis.pid());
+        let mut miss = Box::pin(catalog.item(2)); // its L2 read waits on the stopped server
+        assert!(tokio::time::timeout(Duration::from_millis(300), &mut miss)
+            .await
+            .is_err());
+        let dropping = Instant::now();
+        drop(miss);
+        // The read cannot return while the server is stopped (its timeout is
+        // 60 s): a drop that waited for it would take that long.
+        assert!(
+            dropping.elapsed() < COMMAND_TIMEOUT / 2,
+            "the drop waited for the L2 read"
+        );
+        assert_eq!(catalog.runs.load(Ordering::SeqCst), 1, "the function never ran");
+
+        drop(resume); // SIGCONT: the abandoned read completes on its blocking thread
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while catalog.cache.stats(None).unwrap().load_errors == before {
+            assert!(
+                Instant::now() < deadline,
+                "the dropped read's load claim was not released"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(catalog.item(2).await, "item-2"); // the key is not held up
+        assert_eq!(catalog.runs.load(Ordering::SeqCst), 2);
     });
 }

@@ -2,16 +2,14 @@
 //! and await it. With the `tokio` feature inside a Tokio runtime the call
 //! goes to `spawn_blocking`; otherwise to a thread of its own (any executor).
 //!
-//! The call may borrow (the cache, the key): a future dropped while its call
-//! runs waits for the call to finish before the borrows end. That wait, on a
-//! cancelled call only, is the one place the caller's thread blocks. A future
-//! leaked with `mem::forget` while its call runs skips that wait: dropping the
-//! `Cache` it borrowed before the call ends would free the handle under it
-//! (the known hole of borrowing async work; docs/rust.md says so). `Cache`
-//! would need shared ownership inside to close it.
+//! The call owns what it uses (a clone of the `Cache`, the key, the bytes),
+//! so a future dropped while its call runs just lets go: the call finishes
+//! on its blocking thread (bounded by the backend's command timeout) and its
+//! result is dropped there, never waited for on the executor. A result that
+//! holds a load claim abandons it when dropped (see `cached_async`).
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 struct Slot<R> {
@@ -20,87 +18,70 @@ struct Slot<R> {
     waker: Option<Waker>,
 }
 
-struct Shared<R> {
-    slot: Mutex<Slot<R>>,
-    finished: Condvar,
-}
+type Shared<R> = Arc<Mutex<Slot<R>>>;
 
-impl<R> Shared<R> {
-    fn finish(&self, result: Option<R>) {
-        let waker = {
-            let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
-            if slot.done.is_some() {
-                return;
-            }
-            slot.done = Some(result);
-            slot.waker.take()
-        };
-        self.finished.notify_all();
-        if let Some(w) = waker {
-            w.wake();
+fn finish<R>(shared: &Shared<R>, result: Option<R>) {
+    let waker = {
+        let mut slot = shared.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.done.is_some() {
+            return;
         }
+        slot.done = Some(result);
+        slot.waker.take()
+    };
+    if let Some(w) = waker {
+        w.wake();
     }
 }
 
 /// The job as the other thread holds it: it reports even when dropped unrun
-/// (a runtime shutting down), so the waiting side never waits forever.
-struct Job<R> {
-    work: Option<Box<dyn FnOnce() -> R + Send + 'static>>,
-    shared: Arc<Shared<R>>,
+/// (a runtime shutting down), so the awaiting side never waits forever.
+struct Job<R, F> {
+    work: Option<F>,
+    shared: Shared<R>,
 }
 
-impl<R> Job<R> {
+impl<R, F: FnOnce() -> R> Job<R, F> {
     fn run(mut self) {
         let work = self.work.take().expect("a job runs once");
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).ok();
-        self.shared.finish(result);
+        finish(&self.shared, result);
     }
 }
 
-impl<R> Drop for Job<R> {
+impl<R, F> Drop for Job<R, F> {
     fn drop(&mut self) {
-        // Unrun: drop the closure (and its borrows) before reporting.
-        self.work.take();
-        self.shared.finish(None);
+        finish(&self.shared, None); // no-op after run
     }
 }
 
 /// The awaited call. Resolves to `None` if the call panicked or never ran.
-pub(crate) struct Blocking<'a, R> {
-    shared: Arc<Shared<R>>,
-    _borrows: std::marker::PhantomData<&'a ()>,
+pub(crate) struct Blocking<R> {
+    shared: Shared<R>,
 }
 
 /// Start `work` on a blocking thread and return the future of its result.
-pub(crate) fn run<'a, R, F>(work: F) -> Blocking<'a, R>
+pub(crate) fn run<R, F>(work: F) -> Blocking<R>
 where
-    F: FnOnce() -> R + Send + 'a,
+    F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let shared = Arc::new(Shared {
-        slot: Mutex::new(Slot {
-            done: None,
-            waker: None,
-        }),
-        finished: Condvar::new(),
-    });
-    let work: Box<dyn FnOnce() -> R + Send + 'a> = Box::new(work);
-    // SAFETY: the closure may borrow data that lives for 'a. Blocking<'a, R>
-    // does not let 'a end before the closure has run or been dropped: its
-    // Drop waits for `finish`, which Job calls only after the closure is gone.
-    let work: Box<dyn FnOnce() -> R + Send + 'static> = unsafe { std::mem::transmute(work) };
-    let job = Job {
+    let shared: Shared<R> = Arc::new(Mutex::new(Slot {
+        done: None,
+        waker: None,
+    }));
+    spawn(Job {
         work: Some(work),
         shared: shared.clone(),
-    };
-    spawn(job);
-    Blocking {
-        shared,
-        _borrows: std::marker::PhantomData,
-    }
+    });
+    Blocking { shared }
 }
 
-fn spawn<R: Send + 'static>(job: Job<R>) {
+fn spawn<R, F>(job: Job<R, F>)
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
     #[cfg(feature = "tokio")]
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
         drop(handle.spawn_blocking(move || job.run()));
@@ -112,28 +93,19 @@ fn spawn<R: Send + 'static>(job: Job<R>) {
         .expect("libcachekit: cannot start a thread for a cache call");
 }
 
-impl<R> Future for Blocking<'_, R> {
+impl<R> Future for Blocking<R> {
     type Output = Option<R>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<R>> {
-        let mut slot = self.shared.slot.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         match slot.done.take() {
             Some(result) => {
-                slot.done = Some(None); // keep "finished" for Drop
+                slot.done = Some(None); // keep "finished"
                 Poll::Ready(result)
             }
             None => {
                 slot.waker = Some(cx.waker().clone());
                 Poll::Pending
             }
-        }
-    }
-}
-
-impl<R> Drop for Blocking<'_, R> {
-    fn drop(&mut self) {
-        let mut slot = self.shared.slot.lock().unwrap_or_else(|e| e.into_inner());
-        while slot.done.is_none() {
-            slot = self.shared.finished.wait(slot).unwrap_or_else(|e| e.into_inner());
         }
     }
 }

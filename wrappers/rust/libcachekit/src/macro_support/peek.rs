@@ -16,14 +16,38 @@ thread_local! {
 /// error: the caller's next step, a full lookup, reports it).
 #[inline]
 pub(crate) fn peek_with<R>(cache: &Cache, site: &Site, key: &str, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    peek_into(cache, site, key, null_mut(), f)
+}
+
+/// `peek_with` on an SWR cache: also the refresh claim of a stale hit (this
+/// caller's to land with `put_refresh` or release with `abandon_refresh`).
+pub(crate) fn peek_swr<R>(
+    cache: &Cache,
+    site: &Site,
+    key: &str,
+    f: impl FnOnce(&[u8]) -> R,
+) -> Option<(R, Option<u64>)> {
+    let mut info = sys::cachekit_lookup::INIT;
+    let found = peek_into(cache, site, key, &mut info, f)?;
+    Some((found, (info.refresh != 0).then_some(info.refresh_claim)))
+}
+
+#[inline]
+fn peek_into<R>(
+    cache: &Cache,
+    site: &Site,
+    key: &str,
+    info: *mut sys::cachekit_lookup,
+    f: impl FnOnce(&[u8]) -> R,
+) -> Option<R> {
     let lookup = |buf: &mut Buf| -> Option<R> {
-        // SAFETY: live handle, 'static C string, key slice and our buffer; a
-        // NULL error slot is allowed.
+        // SAFETY: live handle, 'static C string, key slice, our buffer, and
+        // `info` NULL or a live lookup struct; a NULL error slot is allowed.
         let rc = unsafe {
             sys::cachekit_cache_peek_ex(
                 cache.as_ptr(),
                 buf.as_mut_ptr(),
-                null_mut(),
+                info,
                 site.ns_c.as_ptr(),
                 key.as_ptr().cast(),
                 key.len(),
