@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""docs/configuration.md and docs/operations.md against the code (suite docs).
+
+Each reference table in those pages follows a marker `<!-- reference: KEY -->`;
+its rows' first cells name things in backticks. For every KEY the names the
+table documents must equal the names the code has (read here from the
+sources, never from a hand-kept list), so an option added without its row,
+or a row whose option is gone, fails with both lists:
+
+  c:STRUCT          fields of the C struct in include/cachekit/cachekit.h
+  env               environment variables the library, tool and wrappers read
+  url:redis         query parameters of redis:// and unix:// (src/l2/redis_url.cpp)
+  url:redis-cluster query parameters of redis-cluster:// (src/l2/cluster_url.cpp)
+  python:cache      the keywords the Python decorator accepts (_config._ALLOWED)
+  rust:CacheBuilder the builder's pub fns (wrappers/rust/libcachekit/src/builder.rs)
+  go:Options        the fields of the Go Options struct (wrappers/go/options.go)
+  metrics           metric families of cachekit_cache_metrics_text
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import pathlib
+import re
+import sys
+
+MARKER = re.compile(r"^<!--\s*reference:\s*(\S+)\s*-->\s*$")
+C_STRUCTS = ("cachekit_cache_options", "cachekit_backend_options", "cachekit_l1_options")
+ENV_NAME = re.compile(r"""["'](CACHEKIT_[A-Z0-9_]+|REDIS_URL|XDG_CACHE_HOME|TMPDIR)["']""")
+
+
+def documented(pages: list[pathlib.Path]) -> dict[str, tuple[str, set[str]]]:
+    """KEY -> (page:line, names in the first cells of the table after the marker)."""
+    out: dict[str, tuple[str, set[str]]] = {}
+    for page in pages:
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            m = MARKER.match(line)
+            if not m:
+                continue
+            names: set[str] = set()
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("|"):
+                j += 1
+            while j < len(lines) and lines[j].startswith("|"):
+                first = lines[j].split("|")[1]
+                names.update(re.sub(r"\(.*", "", n).lstrip(".") for n in re.findall(r"`([^`]+)`", first))
+                j += 1
+            if m.group(1) in out:
+                raise SystemExit(f"{page.name}:{i + 1}: a second table for {m.group(1)}")
+            out[m.group(1)] = (f"{page.name}:{i + 1}", names)
+    return out
+
+
+def c_fields(header: str, struct: str) -> set[str]:
+    m = re.search(r"typedef struct " + struct + r" \{(.*?)\} " + struct + ";", header, re.S)
+    if not m:
+        raise SystemExit(f"struct {struct} not found in cachekit.h")
+    body = re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S)
+    return {f for f in re.findall(r"\**(\w+)\s*;", body)} - {"struct_size"}
+
+
+def env_vars(src: pathlib.Path) -> set[str]:
+    files = [*src.glob("src/**/*.cpp"), *src.glob("src/**/*.hpp"), *src.glob("tools/*.cpp"),
+             *src.glob("wrappers/python/cachekit/*.py"), *src.glob("wrappers/rust/*/build.rs"),
+             *src.glob("wrappers/rust/*/src/**/*.rs"),
+             *(p for p in src.glob("wrappers/go/*.go") if not p.name.endswith("_test.go"))]
+    return {n for f in files for n in ENV_NAME.findall(f.read_text(encoding="utf-8"))}
+
+
+def url_params(path: pathlib.Path) -> set[str]:
+    text = path.read_text(encoding="utf-8")
+    fn = re.search(r"void parse_query\(.*?\n\}\n", text, re.S)
+    if not fn:
+        raise SystemExit(f"parse_query not found in {path}")
+    return set(re.findall(r'name == "([a-z0-9_]+)"', fn.group(0)))
+
+
+def python_keywords(path: pathlib.Path) -> set[str]:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "_ALLOWED" for t in node.targets):
+            return set(ast.literal_eval(node.value.args[0]))
+    raise SystemExit(f"_ALLOWED not found in {path}")
+
+
+def rust_builder(path: pathlib.Path) -> set[str]:
+    text = path.read_text(encoding="utf-8")
+    impl = re.search(r"\nimpl CacheBuilder \{(.*?)\n\}\n", text, re.S)
+    if not impl:
+        raise SystemExit(f"impl CacheBuilder not found in {path}")
+    return set(re.findall(r"\n    pub fn (\w+)", impl.group(1)))
+
+
+def go_options(path: pathlib.Path) -> set[str]:
+    m = re.search(r"\ntype Options struct \{(.*?)\n\}\n", path.read_text(encoding="utf-8"), re.S)
+    if not m:
+        raise SystemExit(f"type Options struct not found in {path}")
+    return set(re.findall(r"(?m)^\t([A-Z]\w*)\s", m.group(1)))
+
+
+def metric_families(src: pathlib.Path) -> set[str]:
+    out: set[str] = set()
+    for f in ("src/metrics/prometheus.cpp", "src/cache/coherence.cpp"):
+        text = (src / f).read_text(encoding="utf-8")
+        out.update(re.findall(r'(?:header|counter)\(\s*"([a-z0-9_]+)"', text))
+        out.update(re.findall(r"# TYPE ([a-z0-9_]+) ", text))
+    out.discard("name")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source-root", required=True)
+    src = pathlib.Path(ap.parse_args().source_root)
+    header = (src / "include" / "cachekit" / "cachekit.h").read_text(encoding="utf-8")
+    code: dict[str, set[str]] = {f"c:{s}": c_fields(header, s) for s in C_STRUCTS}
+    code["env"] = env_vars(src)
+    code["url:redis"] = url_params(src / "src/l2/redis_url.cpp")
+    code["url:redis-cluster"] = url_params(src / "src/l2/cluster_url.cpp")
+    code["python:cache"] = python_keywords(src / "wrappers/python/cachekit/_config.py")
+    code["rust:CacheBuilder"] = rust_builder(src / "wrappers/rust/libcachekit/src/builder.rs")
+    code["go:Options"] = go_options(src / "wrappers/go/options.go")
+    code["metrics"] = metric_families(src)
+
+    docs = documented([src / "docs" / "configuration.md", src / "docs" / "operations.md"])
+    failed = 0
+    for key, names in sorted(code.items()):
+        if not names:
+            print(f"FAILED {key}: found nothing in the code (the parser is out of date)")
+            failed += 1
+            continue
+        if key not in docs:
+            print(f"FAILED {key}: no `<!-- reference: {key} -->` table in docs/configuration.md or operations.md")
+            failed += 1
+            continue
+        where, doc = docs[key]
+        missing, gone = sorted(names - doc), sorted(doc - names)
+        if missing or gone:
+            failed += 1
+            print(f"FAILED {key} ({where}):"
+                  + (f" undocumented: {', '.join(missing)};" if missing else "")
+                  + (f" documented but not in the code: {', '.join(gone)}" if gone else ""))
+        else:
+            print(f"ok {key}: {len(names)} names documented")
+    for key in sorted(set(docs) - set(code)):
+        print(f"FAILED {key} ({docs[key][0]}): a reference table this test does not know")
+        failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
