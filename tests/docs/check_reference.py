@@ -2,7 +2,7 @@
 """docs/configuration.md and docs/operations.md against the code (suite docs).
 
 Each reference table in those pages follows a marker `<!-- reference: KEY -->`;
-its rows' first cells name things in backticks. For every KEY the names the
+its rows' first cells (below the header) name things in backticks. For every KEY the names the
 table documents must equal the names the code has (read here from the
 sources, never from a hand-kept list), so an option added without its row,
 or a row whose option is gone, fails with both lists:
@@ -42,6 +42,7 @@ def documented(pages: list[pathlib.Path]) -> dict[str, tuple[str, set[str]]]:
             j = i + 1
             while j < len(lines) and not lines[j].startswith("|"):
                 j += 1
+            j += 2  # the header row and the separator
             while j < len(lines) and lines[j].startswith("|"):
                 first = lines[j].split("|")[1]
                 names.update(re.sub(r"\(.*", "", n).lstrip(".") for n in re.findall(r"`([^`]+)`", first))

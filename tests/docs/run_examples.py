@@ -10,6 +10,9 @@ explicitly excused (meson suite `docs`). By language:
 - python: run with the build's extension (wrappers/python/build_ext.py).
 - sh, bash, shell, console: `bash -n`; untagged blocks are text (output,
   diagrams), but their `$ ` lines are commands and get `bash -n` too.
+  An untagged block marked `<!-- run: cachekit -->` is a session: each `$ `
+  command runs with the build's tools/ on PATH and its output must be the
+  lines that follow it.
 - go: blocks of docs/go.md marked `<!-- go example: ExampleX -->` are the
   bodies of Example functions (wrappers/go/docs_examples_test.go compares
   them, suite go). rust: docs/rust.md is the crate's doc page, so its blocks
@@ -126,6 +129,25 @@ class Runner:
     def shell(self, code: str) -> None:
         self.run(["bash", "-n"], "bash -n", input=code)
 
+    def session(self, b: Block) -> None:
+        steps: list[tuple[str, list[str]]] = []
+        for ln in b.code.splitlines():
+            if ln.startswith("$ "):
+                steps.append((ln[2:], []))
+            elif steps:
+                steps[-1][1].append(ln)
+            elif ln.strip():
+                raise AssertionError("a session starts with a `$ ` command")
+        env = dict(self.env, PATH=os.pathsep.join([str(self.build / "tools"), self.env.get("PATH", "")]))
+        for cmd, want in steps:
+            r = subprocess.run(["bash", "-c", cmd], env=env, cwd=self.work, capture_output=True, text=True,
+                               timeout=60)
+            got = r.stdout.rstrip("\n").splitlines()
+            want = "\n".join(want).rstrip("\n").splitlines()
+            if r.returncode != 0 or got != want:
+                raise AssertionError(f"`{cmd}` (exit {r.returncode}) printed:\n" + "\n".join(got) + r.stderr
+                                     + "\nthe page shows:\n" + "\n".join(want))
+
     def block(self, b: Block) -> None:
         m = NOT_RUN.match(b.marker)
         if m:
@@ -138,6 +160,9 @@ class Runner:
         elif b.lang in SHELL:
             self.shell(b.code)
             self.count("shell blocks syntax-checked")
+        elif b.lang == "" and b.marker == "run: cachekit":
+            self.session(b)
+            self.count("cachekit sessions run, output compared")
         elif b.lang == "":
             cmds = [ln[2:] for ln in b.code.splitlines() if ln.startswith("$ ")]
             if cmds:
