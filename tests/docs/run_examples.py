@@ -9,7 +9,7 @@ explicitly excused (meson suite `docs`). By language:
   cachekit_* name in it must exist there.
 - python: run with the build's extension (wrappers/python/build_ext.py).
 - sh, bash, shell, console: `bash -n`; untagged blocks are text (output,
-  diagrams), but their `$ ` lines are commands and get `bash -n` too.
+  diagrams; also `text` and `mermaid`), but their `$ ` lines are commands and get `bash -n` too.
   An untagged block marked `<!-- run: cachekit -->` is a session: each `$ `
   command runs with the build's tools/ on PATH and its output must be the
   lines that follow it.
@@ -38,6 +38,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from doc_blocks import Block, all_blocks  # noqa: E402
 
 SHELL = {"sh", "bash", "shell", "console"}
+TEXT = {"", "text", "mermaid"}  # output, diagrams
 NOT_RUN = re.compile(r"^not run:\s*(\S.*)$")
 
 # The names the C fragments of docs/cache.md use, declared so they compile.
@@ -163,7 +164,7 @@ class Runner:
         elif b.lang == "" and b.marker == "run: cachekit":
             self.session(b)
             self.count("cachekit sessions run, output compared")
-        elif b.lang == "":
+        elif b.lang in TEXT:
             cmds = [ln[2:] for ln in b.code.splitlines() if ln.startswith("$ ")]
             if cmds:
                 self.shell("\n".join(cmds) + "\n")
