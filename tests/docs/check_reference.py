@@ -22,7 +22,9 @@ import argparse
 import ast
 import pathlib
 import re
+import shutil
 import sys
+import tempfile
 
 MARKER = re.compile(r"^<!--\s*reference:\s*(\S+)\s*-->\s*$")
 C_STRUCTS = ("cachekit_cache_options", "cachekit_backend_options", "cachekit_l1_options")
@@ -109,10 +111,7 @@ def metric_families(src: pathlib.Path) -> set[str]:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--source-root", required=True)
-    src = pathlib.Path(ap.parse_args().source_root)
+def code_names(src: pathlib.Path) -> dict[str, set[str]]:
     header = (src / "include" / "cachekit" / "cachekit.h").read_text(encoding="utf-8")
     code: dict[str, set[str]] = {f"c:{s}": c_fields(header, s) for s in C_STRUCTS}
     code["env"] = env_vars(src)
@@ -122,31 +121,59 @@ def main() -> int:
     code["rust:CacheBuilder"] = rust_builder(src / "wrappers/rust/libcachekit/src/builder.rs")
     code["go:Options"] = go_options(src / "wrappers/go/options.go")
     code["metrics"] = metric_families(src)
+    return code
 
-    docs = documented([src / "docs" / "configuration.md", src / "docs" / "operations.md"])
-    failed = 0
+
+def compare(code: dict[str, set[str]], docs_dir: pathlib.Path, quiet: bool = False) -> list[str]:
+    """The failures, one line each (and the passes printed unless quiet)."""
+    docs = documented([docs_dir / "configuration.md", docs_dir / "operations.md"])
+    failures: list[str] = []
     for key, names in sorted(code.items()):
         if not names:
-            print(f"FAILED {key}: found nothing in the code (the parser is out of date)")
-            failed += 1
-            continue
-        if key not in docs:
-            print(f"FAILED {key}: no `<!-- reference: {key} -->` table in docs/configuration.md or operations.md")
-            failed += 1
-            continue
-        where, doc = docs[key]
-        missing, gone = sorted(names - doc), sorted(doc - names)
-        if missing or gone:
-            failed += 1
-            print(f"FAILED {key} ({where}):"
-                  + (f" undocumented: {', '.join(missing)};" if missing else "")
-                  + (f" documented but not in the code: {', '.join(gone)}" if gone else ""))
+            failures.append(f"{key}: found nothing in the code (the parser is out of date)")
+        elif key not in docs:
+            failures.append(f"{key}: no `<!-- reference: {key} -->` table in docs/configuration.md or operations.md")
         else:
-            print(f"ok {key}: {len(names)} names documented")
-    for key in sorted(set(docs) - set(code)):
-        print(f"FAILED {key} ({docs[key][0]}): a reference table this test does not know")
-        failed += 1
-    return 1 if failed else 0
+            where, doc = docs[key]
+            missing, gone = sorted(names - doc), sorted(doc - names)
+            if missing or gone:
+                failures.append(f"{key} ({where}):"
+                                + (f" undocumented: {', '.join(missing)};" if missing else "")
+                                + (f" documented but not in the code: {', '.join(gone)}" if gone else ""))
+            elif not quiet:
+                print(f"ok {key}: {len(names)} names documented")
+    failures += [f"{key} ({docs[key][0]}): a reference table this test does not know"
+                 for key in sorted(set(docs) - set(code))]
+    return failures
+
+
+def self_test(code: dict[str, set[str]], docs_dir: pathlib.Path) -> list[str]:
+    """The check must bite: a copy of the pages with one row dropped and one
+    invented row added has to fail, naming both."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp)
+        conf = (docs_dir / "configuration.md").read_text(encoding="utf-8")
+        row = re.search(r"(?m)^\| `lock_wait_ms` .*\n", conf)
+        if not row:
+            return ["self-test: the lock_wait_ms row is not in configuration.md"]
+        conf = conf.replace(row.group(0), "| `no_such_option` | 0 | invented |\n")
+        (out / "configuration.md").write_text(conf, encoding="utf-8")
+        shutil.copy(docs_dir / "operations.md", out / "operations.md")
+        got = compare(code, out, quiet=True)
+    if not any("lock_wait_ms" in f and "no_such_option" in f for f in got):
+        return ["self-test: a dropped row and an invented one went unnoticed: " + "; ".join(got)]
+    return []
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source-root", required=True)
+    src = pathlib.Path(ap.parse_args().source_root)
+    code = code_names(src)
+    failures = compare(code, src / "docs") + self_test(code, src / "docs")
+    for f in failures:
+        print("FAILED " + f)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
