@@ -9,7 +9,7 @@ explicitly excused (meson suite `docs`). By language:
   cachekit_* name in it must exist there.
 - python: run with the build's extension (wrappers/python/build_ext.py).
 - sh, bash, shell, console: `bash -n`; untagged blocks are text (output,
-  diagrams; also `text` and `mermaid`), but their `$ ` lines are commands and get `bash -n` too.
+  diagrams, data: also text, txt, output, mermaid, json, csv, tsv), but their `$ ` lines are commands and get `bash -n` too.
   An untagged block marked `<!-- run: cachekit -->` is a session: each `$ `
   command runs with the build's tools/ on PATH and its output must be the
   lines that follow it.
@@ -38,7 +38,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from doc_blocks import Block, all_blocks  # noqa: E402
 
 SHELL = {"sh", "bash", "shell", "console"}
-TEXT = {"", "text", "mermaid"}  # output, diagrams
+TEXT = {"", "text", "txt", "output", "mermaid", "json", "csv", "tsv"}  # output, diagrams, data
 NOT_RUN = re.compile(r"^not run:\s*(\S.*)$")
 
 # The names the C fragments of docs/cache.md use, declared so they compile.
