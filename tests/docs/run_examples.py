@@ -8,16 +8,17 @@ explicitly excused (meson suite `docs`). By language:
   `<!-- c excerpt: include/cachekit/cachekit.h -->` quotes the header: every
   cachekit_* name in it must exist there.
 - python: run with the build's extension (wrappers/python/build_ext.py).
-- sh, bash, shell, console: `bash -n`; untagged blocks are text (output,
-  diagrams, data: also text, txt, output, mermaid, json, csv, tsv), but their `$ ` lines are commands and get `bash -n` too.
-  An untagged block marked `<!-- run: cachekit -->` is a session: each `$ `
-  command runs with the build's tools/ on PATH and its output must be the
-  lines that follow it.
+- sh, bash, shell, console: `bash -n`. Untagged blocks are text (output,
+  diagrams; so are text, txt, output, mermaid, json, csv, tsv), but their
+  `$ ` lines are commands and get `bash -n` too. An untagged block marked
+  `<!-- run: cachekit -->` is a session: each `$ ` command runs with the
+  build's tools/ on PATH and its output must be the lines that follow it.
 - go: blocks of docs/go.md marked `<!-- go example: ExampleX -->` are the
   bodies of Example functions (wrappers/go/docs_examples_test.go compares
   them, suite go). rust: docs/rust.md is the crate's doc page, so its blocks
-  are doctests, and its rust,ignore blocks are built by
-  wrappers/rust/libcachekit/tests/docs_examples.rs (suite rust).
+  are doctests; doctests skip rust,ignore blocks, which count only inside
+  the #[cached] section, whose blocks
+  wrappers/rust/libcachekit/tests/docs_examples.rs builds (suite rust).
 - anything else, or a block not to run: `<!-- not run: REASON -->` above it.
 
 Programs run in a scratch directory with the L2 there (CACHEKIT_FILE_CACHE_DIR)
