@@ -6,6 +6,8 @@
  *                     one line per call: "c ID SOURCE MILLISECONDS"
  *
  * The L2 comes from the environment (REDIS_URL, else CACHEKIT_FILE_CACHE_DIR). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
+
 #include <cachekit/cachekit.h>
 
 #include <stdint.h>
