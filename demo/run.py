@@ -6,7 +6,7 @@ share entries through interop keys (namespace "demo", operation "get_user").
 The sides run one after the other over the same L2: the embedded default (the
 file backend in a temporary CACHEKIT_FILE_CACHE_DIR), then Redis when REDIS_URL
 is set (not with --smoke). Each calls get_user for the same ids twice; the
-table shows per language the misses, L2 hits and L1 hits with their mean
+table shows per language the misses, L2 hits and L1 hits with their median
 latencies: the first language pays the 50 ms, the others read its entries
 from L2. Then `cachekit inspect` decodes one stored entry, and the entries and
 the temporary directory are removed.

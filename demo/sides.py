@@ -28,6 +28,8 @@ def step(label: str, fn, *args):
     except Skip as why:
         progress(f"{label}: SKIPPED: {why}")
         return None
+    except RuntimeError as failure:
+        raise SystemExit(f"[demo] {label}: FAILED: {failure}") from None
     progress(f"{label}: done ({time.monotonic() - start:.1f} s)")
     return result
 

@@ -29,11 +29,21 @@ struct User {
 fn get_user(id: u64) -> User {
     LOADS.fetch_add(1, Ordering::SeqCst);
     std::thread::sleep(Duration::from_millis(50)); // the "database"
-    User { id, name: format!("user-{id}") }
+    expected(id)
+}
+
+/// What every side stores for `id`: {"id": id, "name": "user-<id>"}.
+fn expected(id: u64) -> User {
+    User {
+        id,
+        name: format!("user-{id}"),
+    }
 }
 
 fn stats() -> Stats {
-    cache().stats(Some("demo")).unwrap_or_else(|e| fail(&format!("stats: {e}")))
+    cache()
+        .stats(Some("demo"))
+        .unwrap_or_else(|e| fail(&format!("stats: {e}")))
 }
 
 fn call(id: u64) {
@@ -42,7 +52,7 @@ fn call(id: u64) {
     let user = get_user(id);
     let took = start.elapsed().as_secs_f64() * 1e3;
     let after = stats();
-    if user != (User { id, name: format!("user-{id}") }) {
+    if user != expected(id) {
         fail(&format!("unexpected value {user:?}"));
     }
     let source = if LOADS.load(Ordering::SeqCst) > loads {
@@ -73,7 +83,10 @@ fn main() {
     // Interop format and the environment's L2, fail-closed so a backend that
     // is down shows instead of looking like misses.
     let built = Cache::builder().fail_closed(true).build();
-    if CACHE.set(built.unwrap_or_else(|e| fail(&format!("cache: {e}")))).is_err() {
+    if CACHE
+        .set(built.unwrap_or_else(|e| fail(&format!("cache: {e}"))))
+        .is_err()
+    {
         unreachable!("the cache is set once");
     }
     for _ in 0..2 {
