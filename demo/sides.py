@@ -70,15 +70,27 @@ def c_side(build_dir: str) -> list[str]:
 
 
 def python_side(build_dir: str, ext_dir: str) -> list[str]:
-    """The cffi extension for this build tree into ext_dir (rebuilt each run: it
-    must match the library's header)."""
+    """The cffi extension for this build tree into ext_dir, rebuilt when the
+    library or the extension's sources are newer than it (it must match them)."""
     probe = subprocess.run(["/usr/bin/python3", "-c", "import cffi, msgpack"], capture_output=True)
     if probe.returncode != 0:
         raise Skip("/usr/bin/python3 lacks cffi or msgpack (apt-get install python3-cffi python3-msgpack)")
-    run_build(["/usr/bin/python3", os.path.join(ROOT, "wrappers", "python", "build_ext.py"),
-               "--build-dir", build_dir, "--out", ext_dir, "--quiet"], ROOT, build_env(build_dir),
-              "the Python extension")
+    if _stale(ext_dir, build_dir):
+        run_build(["/usr/bin/python3", os.path.join(ROOT, "wrappers", "python", "build_ext.py"),
+                   "--build-dir", build_dir, "--out", ext_dir, "--quiet"], ROOT, build_env(build_dir),
+                  "the Python extension")
     return ["/usr/bin/python3", os.path.join(HERE, "python", "get_user.py")]
+
+
+def _stale(ext_dir: str, build_dir: str) -> bool:
+    pkg = os.path.join(ROOT, "wrappers", "python", "cachekit")
+    inputs = [os.path.join(build_dir, "src", "libcachekit.so"), os.path.join(ROOT, "include", "cachekit", "cachekit.h"),
+              os.path.join(pkg, "_build_ffi.py"), os.path.join(pkg, "_fastpath.c")]
+    built = [os.path.join(ext_dir, "cachekit", f) for f in os.listdir(os.path.join(ext_dir, "cachekit"))
+             if f.endswith(".so")] if os.path.isdir(os.path.join(ext_dir, "cachekit")) else []
+    if len(built) < 2:  # _ffi and _fastpath
+        return True
+    return max(os.path.getmtime(f) for f in inputs if os.path.exists(f)) > min(map(os.path.getmtime, built))
 
 
 def rust_side(build_dir: str, target_dir: str, release: bool) -> list[str]:
