@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The demo: one cached value's trip through libcachekit's codec, driven via
+"""The demo, last part: one cached value's trip through libcachekit's codec, driven via
 `cachekit codec` (JSON lines) and `cachekit inspect`, printed step by step."""
 
 import json
