@@ -109,3 +109,4 @@ BENCHMARK(H2_zipf)->Name("H2/zipf")->Iterations(1)->Repetitions(1)->Unit(benchma
 BENCHMARK(H2_scan)->Name("H2/scan")->Iterations(1)->Repetitions(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(H2_loop)->Name("H2/loop")->Iterations(1)->Repetitions(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(H1_curve)->Name("H1curve")->RangeMultiplier(2)->Range(1, 32)->Iterations(1)->Repetitions(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_MAIN();

@@ -81,7 +81,8 @@ class Link:
 def start_redis(link: Link, tmp: str) -> subprocess.Popen:
     server = shutil.which("redis-server")
     proc = subprocess.Popen(["ip", "netns", "exec", link.ns, server, "--bind", link.ns_ip, "--port", "6379",
-                             "--save", "", "--appendonly", "no", "--dir", tmp],
+                             "--save", "", "--appendonly", "no", "--dir", tmp,
+                             "--protected-mode", "no"],  # reachable only over the private veth
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(100):
         try:
