@@ -1,4 +1,4 @@
-"""One side of Z1 (bench/python/z1.py): `python z1_worker.py SIDE URL TRACE_FILE`.
+"""One side of Z1 (bench/python/z1.py): `python z1_worker.py SIDE URL TRACE_FILE NAMESPACE`.
 
 Runs under ours (Debian's python3, the bench build's wrapper) or the reference SDK (its
 venv). Replays the trace (one key index a line) through one decorated function with L1
@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import sys
 import time
 
 from cachekit import cache
 
-SIDE, URL, TRACE = sys.argv[1], sys.argv[2], sys.argv[3]
+SIDE, URL, TRACE, NAMESPACE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 
 
 def backend() -> dict:
@@ -26,7 +25,7 @@ def backend() -> dict:
     return {"backend": RedisBackend(URL)}
 
 
-@cache(ttl=3600, namespace=f"z1-{SIDE}-{os.getpid()}", **backend())
+@cache(ttl=3600, namespace=NAMESPACE, **backend())
 def lookup(k):
     return {"key": k, "name": f"user-{k}", "tags": ["a", "b", "c"], "body": "x" * 512}
 
