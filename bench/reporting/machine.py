@@ -63,7 +63,8 @@ def versions() -> dict:
     server = re.search(r"v=(\S+)", _out(["redis-server", "--version"]))
     v["redis-server"] = server.group(1) if server else ""
     v["gcc"] = _out(["gcc", "-dumpfullversion"])
-    v["python"] = platform.python_version()
+    # the Python the Python cases run under (bench/run uses Debian's)
+    v["python"] = _out(["/usr/bin/python3", "--version"]).replace("Python ", "") or platform.python_version()
     go = shutil.which("go") or "/usr/local/go/bin/go"
     v["go"] = _out([go, "env", "GOVERSION"]) if os.path.exists(go) else ""
     rustc = shutil.which("rustc") or os.path.expanduser("~/.cargo/bin/rustc")
