@@ -79,9 +79,27 @@ def summary_table(doc: dict) -> str:
             continue
         lines.append(f"| {r['case']} | {_num(r.get('figure'))} | {_num(r.get('anchor'))} | {r.get('unit', '')} | "
                      f"{_num(r.get('ratio'))} | {_target(r)} | {r['status']} |")
+    lines += layer_table(doc)
     s = doc["summary"]
     lines += ["", ", ".join(f"{n} {k}" for k, n in s.items()) + ".", "", END]
     return "\n".join(lines)
+
+
+def layer_table(doc: dict) -> list[str]:
+    """Z1's per-layer shares and percentiles, ours beside the reference SDK (when Z1 ran)."""
+    z1 = next((c for c in doc["cases"] if c["case"] == "Z1" and c["status"] != "skipped" and "ours" in c), None)
+    if z1 is None:
+        return []
+    lines = ["", f"Z1 per layer ({z1.get('calls', '?')} calls per process, two processes per side), us:", "",
+             "| layer | share | ours p50 | p90 | p99 | p99.9 | reference p50 | p90 | p99 | p99.9 |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for layer, name in (("l1", "L1 hit"), ("l2", "L2 hit"), ("miss", "miss")):
+        ours, ref = z1["ours"].get(layer, {}), z1["reference"].get(layer, {})
+        cells = [f"{ours.get('share', 0) * 100:.1f}%"]
+        for side in (ours, ref):
+            cells += [_num(side.get(q)) for q in ("p50_us", "p90_us", "p99_us", "p99.9_us")]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def replace_section(markdown: str, section: str) -> str:
