@@ -340,6 +340,7 @@ CACHEKIT_API int cachekit_cache_metrics_text(cachekit_cache *c, cachekit_buf *ou
         ctx.has_backend = cc.config().backend != nullptr;
         std::string text = metrics::prometheus_text(cc.metrics(), ctx);
         if (const cache::Coherence *coherence = cc.coherence()) text += coherence->metrics_text();
+        if (cc.config().backend) text += cc.config().backend->metrics_text();
         buf_assign(out, text);
         return CACHEKIT_OK;
     });

@@ -172,6 +172,10 @@ public:
     // Start reporting changes to the request's keys made by anyone (L1
     // coherence); nullptr when the backend cannot or its URL says off.
     virtual std::unique_ptr<InvalidationFeed> watch(const WatchRequest &) { return nullptr; }
+
+    // The backend's own Prometheus series (HELP/TYPE lines included),
+    // appended to the cache's metrics text; empty when it keeps none.
+    virtual std::string metrics_text() const { return {}; }
 };
 
 }  // namespace cachekit::l2

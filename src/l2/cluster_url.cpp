@@ -48,8 +48,12 @@ void parse_query(std::string_view query, ClusterConfig &config) {
             config.read_from_replicas = parse_yes_no(name, value);
         else if (name == "refresh_ms")
             config.refresh_interval = std::chrono::milliseconds(parse_number(name, value, 100, 3600000));
-        else
-            bad_url("unknown query parameter \"" + std::string(name) + "\" (known: read_from_replicas, refresh_ms)");
+        else if (name == "l1_coherence") {
+            if (!coherence_mode_named(value, &config.node.l1_coherence))
+                bad_url("l1_coherence \"" + std::string(value) + "\" is not one of auto, tracking, pubsub, off");
+        } else
+            bad_url("unknown query parameter \"" + std::string(name) +
+                    "\" (known: read_from_replicas, refresh_ms, l1_coherence)");
     }
 }
 

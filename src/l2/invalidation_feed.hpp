@@ -14,6 +14,16 @@ namespace cachekit::l2 {
 // pubsub; Off, the default, starts no feed).
 enum class CoherenceMode { Auto, Tracking, Pubsub, Off };
 
+// The mode a URL's l1_coherence=<text> names; false when none.
+inline bool coherence_mode_named(std::string_view text, CoherenceMode *mode) {
+    if (text == "auto") *mode = CoherenceMode::Auto;
+    else if (text == "tracking") *mode = CoherenceMode::Tracking;
+    else if (text == "pubsub") *mode = CoherenceMode::Pubsub;
+    else if (text == "off") *mode = CoherenceMode::Off;
+    else return false;
+    return true;
+}
+
 // Called from the feed's own thread. Never throws.
 class InvalidationHandler {
 public:

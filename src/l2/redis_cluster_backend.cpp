@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "codec/crypto.hpp"
+#include "l2/cluster_invalidation.hpp"
 #include "l2/cluster_node.hpp"
 #include "l2/cluster_slots.hpp"
 #include "l2/cluster_topology.hpp"
@@ -312,7 +313,63 @@ public:
         return health;
     }
 
+    // L1 coherence: one invalidation feed per primary (cluster_invalidation.hpp).
+    std::unique_ptr<InvalidationFeed> watch(const WatchRequest &request) override {
+        return feeds_->watch(feeds_, config_.node, request, primaries_of(*current_view(Deadline::after(config_.node.connect_timeout))));
+    }
+
+    // Redirects, retries, slot map refreshes, and every known node's breaker.
+    std::string metrics_text() const override {
+        std::string out;
+        auto counter = [&](const char *name, const char *help, const std::string &labels, uint64_t v, bool header) {
+            if (header) out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+            out += std::string(name) + labels + " " + std::to_string(v) + "\n";
+        };
+        const char *redirects = "cachekit_redis_cluster_redirects_total";
+        counter(redirects, "MOVED and ASK replies followed.", "{kind=\"moved\"}", moved_.load(), true);
+        counter(redirects, "", "{kind=\"ask\"}", asked_.load(), false);
+        counter("cachekit_redis_cluster_retries_total", "TRYAGAIN / CLUSTERDOWN / LOADING replies waited out and retried.",
+                "", retried_.load(), true);
+        counter("cachekit_redis_cluster_topology_refreshes_total", "Slot maps read and installed.", "", refreshes_.load(),
+                true);
+        std::vector<std::pair<NodePtr, const char *>> nodes;
+        {
+            std::shared_ptr<const View> v = view();
+            for (size_t s = 0; s < v->primaries.size(); ++s) {
+                nodes.push_back({v->primaries[s], "primary"});
+                for (const NodePtr &r : v->replicas[s]) nodes.push_back({r, "replica"});
+            }
+        }
+        out += "# HELP cachekit_redis_cluster_node_breaker_state Each node's circuit breaker: 0 closed, 1 open, 2 "
+               "half-open.\n# TYPE cachekit_redis_cluster_node_breaker_state gauge\n";
+        std::vector<std::string> seen;
+        for (const auto &[node, role] : nodes) {
+            const std::string name = node->address.name();
+            if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+            seen.push_back(name);
+            std::string escaped;
+            for (char c : name) {
+                if (c == '\\' || c == '"') escaped.push_back('\\');
+                escaped.push_back(c);
+            }
+            out += "cachekit_redis_cluster_node_breaker_state{node=\"" + escaped + "\",role=\"" + role + "\"} " +
+                   std::to_string(static_cast<int>(node->breaker.state())) + "\n";
+        }
+        return out;
+    }
+
 private:
+    static std::vector<NodeAddress> primaries_of(const View &v) {
+        std::vector<NodeAddress> out;
+        for (const NodePtr &p : v.primaries) out.push_back(p->address);
+        return out;
+    }
+
+    // The feeds follow every new view's primaries.
+    void view_changed() {
+        feeds_->follow([this] { return primaries_of(*view()); });
+    }
+
     // ---- routing -------------------------------------------------------
 
     std::shared_ptr<const View> view() const {
@@ -636,6 +693,7 @@ private:
             fixed->topology.slot_shard[slot] = static_cast<int16_t>(shard);
             view_ = std::move(fixed);
         }
+        view_changed();
         request_refresh();
     }
 
@@ -708,8 +766,11 @@ private:
             for (const NodeAddress &r : shard.replicas) fresh->replicas.back().push_back(node_for(r));
         }
         fresh->topology = std::move(topology);
-        std::lock_guard<std::mutex> lock(view_mu_);
-        view_ = std::move(fresh);
+        {
+            std::lock_guard<std::mutex> lock(view_mu_);
+            view_ = std::move(fresh);
+        }
+        view_changed();
     }
 
     // In a forked child the refresher thread does not exist: start one of
@@ -757,6 +818,7 @@ private:
     }
 
     void before_fork() noexcept override {
+        feeds_->mutex().lock();
         refresh_mu_.lock();
         view_mu_.lock();
         nodes_mu_.lock();
@@ -765,12 +827,14 @@ private:
         nodes_mu_.unlock();
         view_mu_.unlock();
         refresh_mu_.unlock();
+        feeds_->mutex().unlock();
     }
     void after_fork_child() noexcept override {
         nodes_mu_.unlock();
         view_mu_.unlock();
         new (&refresh_cv_) std::condition_variable();  // the refresher's: abandoned, not destroyed
         refresh_mu_.unlock();
+        feeds_->mutex().unlock();
     }
 
     ClusterConfig config_;
@@ -781,6 +845,7 @@ private:
     std::map<std::string, NodePtr> nodes_;
     std::atomic<uint64_t> next_replica_{0};
     std::atomic<uint64_t> moved_{0}, asked_{0}, retried_{0}, refreshes_{0};
+    const std::shared_ptr<cluster::ClusterFeeds> feeds_ = std::make_shared<cluster::ClusterFeeds>();
 
     std::mutex refresh_mu_;
     std::condition_variable refresh_cv_;

@@ -40,7 +40,8 @@ struct ClusterConfig {
 };
 
 // redis-cluster://[user:password@]host:port[,host:port...][?options]
-// Options: read_from_replicas=yes|no, refresh_ms=N (100..3600000).
+// Options: read_from_replicas=yes|no, refresh_ms=N (100..3600000),
+// l1_coherence=auto|tracking|pubsub|off (node.l1_coherence; off by default).
 ClusterConfig parse_cluster_url(std::string_view url);
 
 std::unique_ptr<Backend> open_redis_cluster(const ClusterConfig &config);

@@ -73,10 +73,8 @@ void check_chars(std::string_view url) {
 }
 
 CoherenceMode parse_coherence(std::string_view value) {
-    if (value == "auto") return CoherenceMode::Auto;
-    if (value == "tracking") return CoherenceMode::Tracking;
-    if (value == "pubsub") return CoherenceMode::Pubsub;
-    if (value == "off") return CoherenceMode::Off;
+    CoherenceMode mode;
+    if (coherence_mode_named(value, &mode)) return mode;
     bad_url("l1_coherence \"" + std::string(value) + "\" is not one of auto, tracking, pubsub, off");
 }
 

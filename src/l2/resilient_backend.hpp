@@ -86,6 +86,7 @@ public:
                                             Deadline deadline) override;
     // Not a call: the feed keeps its own connection, outside breaker and backpressure.
     std::unique_ptr<InvalidationFeed> watch(const WatchRequest &request) override { return inner_->watch(request); }
+    std::string metrics_text() const override { return inner_->metrics_text(); }
 
     // A deadline of command_timeout from now (for callers without their own).
     Deadline default_deadline() const { return Deadline::after(config_.command_timeout); }

@@ -133,13 +133,14 @@ int RedisCluster::cli(const std::vector<std::string> &args) const {
         dup2(STDOUT_FILENO, STDERR_FILENO);
         std::vector<char *> argv;
         argv.push_back(const_cast<char *>(cli_.c_str()));
-        for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+        // Options first: after a plain command (redis-cli -c SET ...) they would be its arguments.
         std::string pw = password_, no_warning = "--no-auth-warning", dash_a = "-a";
         if (!pw.empty()) {
             argv.push_back(dash_a.data());
             argv.push_back(pw.data());
             argv.push_back(no_warning.data());
         }
+        for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
         argv.push_back(nullptr);
         execv(argv[0], argv.data());
         _exit(127);

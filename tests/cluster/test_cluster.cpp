@@ -480,11 +480,42 @@ void test_one_paused_shard_leaves_the_others_served(void **) {
     assert_true(g_cluster->wait_ok(20000ms));
 }
 
+// The cache's side of an invalidation feed, for the failover case: the
+// gate's state and the keys reported.
+struct FeedWatcher final : cachekit::l2::InvalidationHandler {
+    std::atomic<bool> is_live{false};
+    std::mutex mu;
+    std::set<std::string> keys;
+    void keys_changed(const std::vector<std::string_view> &changed) noexcept override {
+        std::lock_guard<std::mutex> lock(mu);
+        for (std::string_view k : changed) keys.emplace(k);
+    }
+    void cache_key_changed(std::string_view) noexcept override {}
+    void namespace_changed(std::string_view) noexcept override {}
+    void suspend() noexcept override { is_live = false; }
+    void live() noexcept override { is_live = true; }
+    void session_ended() noexcept override {}
+    bool saw(const std::string &key) {
+        std::lock_guard<std::mutex> lock(mu);
+        return keys.count(key) != 0;
+    }
+};
+
 // A primary killed: its replica is promoted; fail-open callers never see an
 // error, and L2 hits resume after the failover and a topology refresh.
 void test_primary_killed_replica_promoted(void **) {
     heal();
-    auto backend = open_cluster();
+    auto backend = open_cluster("l1_coherence=tracking");
+    // L1 coherence follows the failover: one feed per primary, the gate shut
+    // when the victim's feed is lost, open again once the promoted replica's
+    // feed is subscribed, which then reports writes on it.
+    FeedWatcher watcher;
+    cachekit::l2::WatchRequest request;
+    request.prefixes = {"fo:"};
+    request.handler = &watcher;
+    auto feed = backend->watch(request);
+    assert_non_null(feed.get());
+    assert_true(eventually([&] { return watcher.is_live.load(); }, 10s));
     const std::vector<int> primaries = g_cluster->primary_ports();
     const int victim = primaries[0];
     std::string key;
@@ -497,6 +528,7 @@ void test_primary_killed_replica_promoted(void **) {
     auto waited = g_cluster->command(victim, {"WAIT", "1", "2000"});
     assert_true(waited && waited->integer >= 1);
     g_cluster->kill(victim);
+    assert_true(eventually([&] { return !watcher.is_live.load(); }, 10s));  // its feed lost: shut
     const auto t0 = std::chrono::steady_clock::now();
     Buffer out;
     bool hit = false;
@@ -510,6 +542,13 @@ void test_primary_killed_replica_promoted(void **) {
                   (long long)std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
     backend->set(key, "after", std::nullopt, soon());
     assert_true(backend->get(key, out.get(), soon()) && out.view() == "after");
+    assert_true(eventually([&] { return watcher.is_live.load(); }, 10s));
+    const int promoted = g_cluster->owner_of(cluster::key_slot(key));
+    assert_true(promoted != victim);
+    auto raw = g_cluster->command(promoted, {"SET", key, "raw"});
+    assert_true(raw && raw->type == REDIS_REPLY_STATUS);
+    assert_true(eventually([&] { return watcher.saw(key); }, 10s));
+    feed.reset();
     // The old primary comes back as a replica of the promoted one.
     g_cluster->server_on(victim).restart();
     assert_true(g_cluster->wait_ok(20000ms));

@@ -80,6 +80,11 @@ void test_url(void **) {
     assert_int_equal(c.refresh_interval.count(), 250);
     // Default port.
     assert_int_equal(parse_cluster_url("redis-cluster://h").seeds[0].port, 6379);
+    // L1 coherence: off unless asked for.
+    assert_true(parse_cluster_url("redis-cluster://h:1").node.l1_coherence == CoherenceMode::Off);
+    assert_true(parse_cluster_url("redis-cluster://h:1?l1_coherence=tracking").node.l1_coherence == CoherenceMode::Tracking);
+    assert_true(parse_cluster_url("redis-cluster://h:1?refresh_ms=200&l1_coherence=auto").node.l1_coherence ==
+                CoherenceMode::Auto);
 
     std::string message;
     assert_int_equal(url_error("redis-cluster://", &message), CACHEKIT_EINVAL);
@@ -88,6 +93,8 @@ void test_url(void **) {
     assert_int_equal(url_error("redis-cluster://a:99999"), CACHEKIT_EINVAL);
     assert_int_equal(url_error("redis-cluster://a:1?read_from_replicas=maybe"), CACHEKIT_EINVAL);
     assert_int_equal(url_error("redis-cluster://a:1?refresh_ms=5"), CACHEKIT_EINVAL);
+    assert_int_equal(url_error("redis-cluster://a:1?l1_coherence=always", &message), CACHEKIT_EINVAL);
+    assert_non_null(std::strstr(message.c_str(), "auto, tracking, pubsub, off"));
     assert_int_equal(url_error("redis-cluster://a:1?nope=1", &message), CACHEKIT_EINVAL);
     assert_non_null(std::strstr(message.c_str(), "nope"));
     assert_int_equal(url_error("redis-cluster://u:secret@a:1?x=1", &message), CACHEKIT_EINVAL);

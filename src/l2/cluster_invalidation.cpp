@@ -1,0 +1,158 @@
+#include "l2/cluster_invalidation.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "l2/redis_invalidation.hpp"
+#include "util/fork_hooks.hpp"
+
+namespace cachekit::l2::cluster {
+
+// Gate: the cache's handler is live only while every member's feed is;
+// each member's suspend (its connection lost, or the member going away)
+// suspends the cache at once. gate_mu_ orders the calls into the handler.
+class ClusterFeed final : public InvalidationFeed {
+public:
+    ClusterFeed(std::shared_ptr<ClusterFeeds> owner, const RedisConfig &node, const WatchRequest &request)
+        : owner_(std::move(owner)), node_(node), request_(request), pid_(fork_hooks::pid()) {}
+
+    ~ClusterFeed() override {
+        {
+            std::lock_guard lock(owner_->mu_);
+            auto &list = owner_->feeds_;
+            list.erase(std::remove(list.begin(), list.end(), this), list.end());
+        }
+        std::map<std::string, std::unique_ptr<Member>> members;
+        {
+            std::lock_guard lock(members_mu_);
+            members.swap(members_);
+        }
+        members.clear();  // each feed's thread joined outside our locks
+    }
+
+    const char *mode() const noexcept override {
+        std::lock_guard lock(members_mu_);
+        return members_.empty() ? "auto" : members_.begin()->second->feed->mode();
+    }
+
+    // Any one node will do: Redis Cluster delivers a PUBLISH to every node.
+    void announce(std::string_view cache_key) noexcept override {
+        std::lock_guard lock(members_mu_);
+        if (!members_.empty()) members_.begin()->second->feed->announce(cache_key);
+    }
+
+    bool same_process() const { return pid_ == fork_hooks::pid(); }
+
+    // Start a feed for each new primary, stop those of the primaries gone.
+    void follow(const std::vector<NodeAddress> &primaries) {
+        std::vector<std::unique_ptr<Member>> gone;
+        {
+            std::lock_guard lock(members_mu_);
+            for (auto it = members_.begin(); it != members_.end();) {
+                const bool kept = std::any_of(primaries.begin(), primaries.end(),
+                                              [&](const NodeAddress &a) { return a.name() == it->first; });
+                if (kept) {
+                    ++it;
+                    continue;
+                }
+                {
+                    std::lock_guard gate(gate_mu_);
+                    live_.erase(it->first);
+                }
+                gone.push_back(std::move(it->second));
+                it = members_.erase(it);
+            }
+            for (const NodeAddress &a : primaries) {
+                const std::string name = a.name();
+                if (members_.count(name) != 0) continue;
+                {
+                    // Writes on this node were unwatched until now: shut and flush the L1.
+                    std::lock_guard gate(gate_mu_);
+                    live_[name] = false;
+                    request_.handler->suspend();
+                }
+                auto member = std::make_unique<Member>(*this, name);
+                RedisConfig config = node_;
+                config.host = a.host;
+                config.port = a.port;
+                WatchRequest each = request_;
+                each.handler = member.get();
+                member->feed = start_redis_feed(config, each);
+                members_.emplace(name, std::move(member));
+            }
+            if (members_.empty()) request_.handler->session_ended();  // no map yet: nothing to wait for
+        }
+        gone.clear();  // their threads joined outside members_mu_ (they take gate_mu_)
+        open_if_all_live();
+    }
+
+private:
+    // One primary's feed and the handler it reports to.
+    struct Member final : InvalidationHandler {
+        Member(ClusterFeed &o, std::string n) : owner(o), name(std::move(n)) {}
+        ~Member() override { feed.reset(); }
+        void keys_changed(const std::vector<std::string_view> &keys) noexcept override {
+            owner.request_.handler->keys_changed(keys);
+        }
+        void cache_key_changed(std::string_view key) noexcept override { owner.request_.handler->cache_key_changed(key); }
+        void namespace_changed(std::string_view ns) noexcept override { owner.request_.handler->namespace_changed(ns); }
+        void suspend() noexcept override {
+            std::lock_guard gate(owner.gate_mu_);
+            if (auto it = owner.live_.find(name); it != owner.live_.end()) it->second = false;
+            owner.request_.handler->suspend();
+        }
+        void live() noexcept override {
+            {
+                std::lock_guard gate(owner.gate_mu_);
+                auto it = owner.live_.find(name);
+                if (it == owner.live_.end()) return;  // leaving
+                it->second = true;
+            }
+            owner.open_if_all_live();
+        }
+        void session_ended() noexcept override { owner.request_.handler->session_ended(); }
+
+        ClusterFeed &owner;
+        const std::string name;
+        std::unique_ptr<InvalidationFeed> feed;  // last: stopped first
+    };
+
+    void open_if_all_live() noexcept {
+        std::lock_guard gate(gate_mu_);
+        if (live_.empty()) return;
+        for (const auto &[name, on] : live_)
+            if (!on) return;
+        request_.handler->live();
+    }
+
+    const std::shared_ptr<ClusterFeeds> owner_;
+    const RedisConfig node_;
+    const WatchRequest request_;
+    const pid_t pid_;
+    mutable std::mutex members_mu_;  // follow / announce / mode
+    std::map<std::string, std::unique_ptr<Member>> members_;
+    std::mutex gate_mu_;
+    std::map<std::string, bool> live_;  // by node name: its feed is subscribed
+};
+
+std::unique_ptr<InvalidationFeed> ClusterFeeds::watch(const std::shared_ptr<ClusterFeeds> &self, const RedisConfig &node,
+                                                      const WatchRequest &request,
+                                                      const std::vector<NodeAddress> &primaries) {
+    if (node.l1_coherence == CoherenceMode::Off || request.handler == nullptr) return nullptr;
+    auto feed = std::make_unique<ClusterFeed>(self, node, request);
+    std::lock_guard lock(mu_);  // a refresh's follow() waits until this one's first
+    feeds_.push_back(feed.get());
+    feed->follow(primaries);
+    return feed;
+}
+
+void ClusterFeeds::follow(const std::function<std::vector<NodeAddress>()> &primaries) {
+    std::lock_guard lock(mu_);
+    if (feeds_.empty()) return;
+    const std::vector<NodeAddress> now = primaries();
+    for (ClusterFeed *feed : feeds_)
+        if (feed->same_process()) feed->follow(now);  // a forked child's copies of the parent's: left alone
+}
+
+}  // namespace cachekit::l2::cluster

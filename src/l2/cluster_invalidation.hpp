@@ -1,0 +1,43 @@
+// L1 coherence on a Redis Cluster: one single-node invalidation feed
+// (redis_invalidation.hpp, its own connection with CLIENT TRACKING BCAST
+// redirected to itself) per primary, following the topology. The cache sees
+// one feed: live only while every primary's feed is subscribed, suspended
+// (its L1 flushed) the moment any is lost or a new primary appears.
+// docs/redis.md, "L1 coherence" and "Redis Cluster".
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "l2/cluster_topology.hpp"
+#include "l2/invalidation_feed.hpp"
+#include "l2/redis_backend.hpp"
+
+namespace cachekit::l2::cluster {
+
+class ClusterFeed;
+
+// The cluster backend's list of its running feeds; it tells them every new
+// set of primaries. Shared with the feeds, so either may go first.
+class ClusterFeeds {
+public:
+    // nullptr when node.l1_coherence is Off. `primaries`: the current map's.
+    std::unique_ptr<InvalidationFeed> watch(const std::shared_ptr<ClusterFeeds> &self, const RedisConfig &node,
+                                            const WatchRequest &request, const std::vector<NodeAddress> &primaries);
+    // The primaries changed (a refresh, a MOVED to a new node): `primaries`
+    // is asked under the lock, so concurrent calls apply the newest last.
+    void follow(const std::function<std::vector<NodeAddress>()> &primaries);
+    // Held across fork() by the backend's fork hooks.
+    std::mutex &mutex() { return mu_; }
+
+private:
+    friend class ClusterFeed;
+    std::mutex mu_;
+    std::vector<ClusterFeed *> feeds_;
+};
+
+}  // namespace cachekit::l2::cluster
