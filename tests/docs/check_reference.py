@@ -107,6 +107,9 @@ def metric_families(src: pathlib.Path) -> set[str]:
         text = (src / f).read_text(encoding="utf-8")
         out.update(re.findall(r'(?:header|counter)\(\s*"([a-z0-9_]+)"', text))
         out.update(re.findall(r"# TYPE ([a-z0-9_]+) ", text))
+    # The cluster backend appends its own families (Backend::metrics_text).
+    cluster = (src / "src/l2/redis_cluster_backend.cpp").read_text(encoding="utf-8")
+    out.update(re.findall(r'"(cachekit_redis_cluster_[a-z0-9_]+?)(?:\{|\s|")', cluster))
     out.discard("name")
     return out
 
