@@ -2,6 +2,7 @@ package cachekit
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -102,5 +103,62 @@ func TestGetReadsL2OnAnL1Miss(t *testing.T) {
 		if gets != want {
 			t.Fatalf("Get #%d sent %d GET; want %d", i+1, gets, want)
 		}
+	}
+}
+
+// With L1 off a Wrap hit is decoded straight from the library's buffer: the
+// result must not alias it (strings and slices stay right after later reads
+// reuse the buffer), and a stored value of another shape is still
+// recomputed and replaced.
+func TestWrapL2HitWithL1OffDecodesIntoOwnMemory(t *testing.T) {
+	srv := startRedis(t)
+	c := openCache(t, Options{BackendURL: srv.URL(), DisableL1: true})
+	ctx := context.Background()
+	type page struct {
+		Names []string `msgpack:"names"`
+		Note  string   `msgpack:"note"`
+	}
+	get := Wrap1(c, Fn{Namespace: "users", Operation: "page"}, func(_ context.Context, id int64) (page, error) {
+		return page{Names: []string{fmt.Sprint("ann", id), fmt.Sprint("bob", id)}, Note: fmt.Sprint("page ", id)}, nil
+	})
+	for id := int64(1); id <= 2; id++ {
+		if _, err := get(ctx, id); err != nil { // stores it
+			t.Fatal(err)
+		}
+	}
+	first, err := get(ctx, 1) // an L2 hit
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ { // later hits overwrite the pooled buffer
+		if _, err := get(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if first.Note != "page 1" || len(first.Names) != 2 || first.Names[0] != "ann1" || first.Names[1] != "bob1" {
+		t.Fatalf("an L2 hit's result changed after later reads: %#v", first)
+	}
+
+	fn := Fn{Namespace: "users", Operation: "shape"}
+	key, err := Key(fn.Namespace, fn.Operation, int64(42))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := EncodeValue("not a page")
+	if err := c.Set(ctx, fn.Namespace, key, old, 0); err != nil {
+		t.Fatal(err)
+	}
+	var cnt calls
+	shaped := Wrap1(c, fn, func(_ context.Context, id int64) (page, error) {
+		cnt.n.Add(1)
+		return page{Note: "fresh"}, nil
+	})
+	for i := 0; i < 2; i++ {
+		if got, err := shaped(ctx, 42); err != nil || got.Note != "fresh" {
+			t.Fatalf("call %d: %#v, %v", i+1, got, err)
+		}
+	}
+	if cnt.count() != 1 {
+		t.Fatalf("%d computes; want 1 (the other shape recomputed once, then replaced)", cnt.count())
 	}
 }

@@ -108,7 +108,7 @@ func (c *Cache) GetOrLoad(ctx context.Context, ns, key string, load LoadFunc, op
 			return nil, err
 		}
 	}
-	return c.loadMiss(ctx, fk, cns, load, secs)
+	return c.loadMiss(ctx, fk, cns, load, secs, nil)
 }
 
 // selfLoad is ErrDeadlock for a loader that asks its own cache for its own
@@ -123,9 +123,10 @@ func (c *Cache) selfLoad(ctx context.Context, fk flightKey) error {
 
 // loadMiss is the rest of a get-or-load after L1 had nothing: the callers of
 // the key join one flight, whose C get_or_load makes the call's one L2 read
-// and runs load on a miss there.
-func (c *Cache) loadMiss(ctx context.Context, fk flightKey, cns []byte, load LoadFunc, secs C.double) ([]byte, error) {
-	return c.flights.wait(ctx, fk, func(f *flight) { c.runFlight(f, fk, cns, load, secs) })
+// and runs load on a miss there. use, when not nil, may take a found value
+// in place (see flightGroup.takeInPlace): then the result is nil.
+func (c *Cache) loadMiss(ctx context.Context, fk flightKey, cns []byte, load LoadFunc, secs C.double, use func([]byte) bool) ([]byte, error) {
+	return c.flights.wait(ctx, fk, use, func(f *flight) { c.runFlight(f, fk, cns, load, secs) })
 }
 
 // refresh lands a stale-while-revalidate refresh in the background (this
@@ -174,7 +175,9 @@ func (c *Cache) runFlight(f *flight, fk flightKey, cns []byte, load LoadFunc, se
 	case lc.panic != nil:
 		f.panic = lc.panic
 	case rc == C.CACHEKIT_OK:
-		f.val = s.bytes()
+		if !c.flights.takeInPlace(fk, f, s.view()) {
+			f.val = s.bytes()
+		}
 		if s.info.refresh != 0 {
 			c.refresh(f.ctx, fk, cns, load, secs, uint64(s.info.refresh_claim))
 		}
@@ -222,6 +225,7 @@ type flight struct {
 	waiters int  // guarded by flightGroup.mu
 	given   bool // the value was handed out once (later callers get copies); guarded by mu
 	val     []byte
+	use     func([]byte) bool // the inline caller's in-place reader (see takeInPlace)
 	err     error
 	panic   *PanicError
 }
@@ -237,7 +241,7 @@ type flightGroup struct {
 // callers can stop waiting while it goes on, unless the caller's ctx can
 // never end: that caller would wait for it anyway, so it runs it itself
 // (an L2 hit then costs no goroutine and no hand-over).
-func (g *flightGroup) wait(ctx context.Context, fk flightKey, run func(*flight)) ([]byte, error) {
+func (g *flightGroup) wait(ctx context.Context, fk flightKey, use func([]byte) bool, run func(*flight)) ([]byte, error) {
 	g.mu.Lock()
 	if g.m == nil {
 		g.m = make(map[flightKey]*flight)
@@ -248,6 +252,7 @@ func (g *flightGroup) wait(ctx context.Context, fk flightKey, run func(*flight))
 		f = &flight{ctx: lctx, cancel: cancel, done: make(chan struct{})}
 		g.m[fk] = f
 		if ctx.Done() == nil {
+			f.use = use
 			f.waiters++
 			g.mu.Unlock()
 			run(f)
@@ -284,6 +289,24 @@ func (g *flightGroup) outcome(f *flight) ([]byte, error) {
 		return append([]byte{}, f.val...), nil
 	}
 	return f.val, nil
+}
+
+// takeInPlace hands a found value, still in the library's buffer, to the
+// flight's inline caller's use (it decodes from there: no Go copy of the
+// bytes) when that caller is the flight's only one; the flight leaves the
+// map first, so no caller joins later and wants the bytes. False when the
+// bytes must be copied for the callers (use refused them, or others wait).
+func (g *flightGroup) takeInPlace(fk flightKey, f *flight, view []byte) bool {
+	if f.use == nil {
+		return false
+	}
+	g.mu.Lock()
+	alone := f.waiters == 1
+	if alone && g.m[fk] == f {
+		delete(g.m, fk)
+	}
+	g.mu.Unlock()
+	return alone && f.use(view)
 }
 
 // leave drops a caller that stopped waiting; the last one cancels the load.

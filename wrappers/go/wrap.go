@@ -131,7 +131,19 @@ func cached[R any](ctx context.Context, w *wrapped, key string, h hit[R], comput
 		return zero, err
 	}
 	var computed atomic.Pointer[R] // the loader may outlive a cancelled caller: atomic
-	data, err := w.c.loadMiss(ctx, fk, w.cns, storingLoader(compute, &computed), w.secs)
+	var r R
+	tried, decoded := false, false
+	// A hit this caller's flight read: decoded straight from the library's
+	// buffer (use runs in this goroutine, before loadMiss returns).
+	use := func(view []byte) bool {
+		if computed.Load() != nil {
+			return true // this caller's own compute: nothing to decode
+		}
+		tried = true
+		decoded = DecodeValue(view, &r) == nil
+		return decoded
+	}
+	data, err := w.c.loadMiss(ctx, fk, w.cns, storingLoader(compute, &computed), w.secs, use)
 	var ns *notStorable
 	if p := computed.Load(); p != nil && (err == nil || errors.As(err, &ns)) {
 		return *p, nil // this caller's own compute: no need to decode what it encoded
@@ -142,8 +154,7 @@ func cached[R any](ctx context.Context, w *wrapped, key string, h hit[R], comput
 	if err != nil {
 		return zero, err
 	}
-	var r R
-	if DecodeValue(data, &r) == nil {
+	if decoded || (!tried && DecodeValue(data, &r) == nil) {
 		return r, nil
 	}
 	return recompute(ctx, w, key, compute)
