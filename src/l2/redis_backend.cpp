@@ -13,6 +13,7 @@
 // fast meanwhile. Fork-safe: a child drops the connections it inherited
 // (closing its copies of the fds, sending nothing) and opens its own.
 #include "l2/redis_backend.hpp"
+#include "l2/redis_args.hpp"
 #include "l2/redis_node.hpp"
 
 #include <hiredis/hiredis.h>
@@ -677,7 +678,7 @@ public:
 
     void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override {
         char ms[24];
-        size_t ms_len = ttl_arg(ttl, ms);
+        size_t ms_len = redis_args::px_milliseconds(ttl, ms);
         Lease conn(pool_, deadline);
         const char *argv[] = {"SET", data_or_empty(key), data_or_empty(value), "PX", ms};
         size_t lens[] = {3, key.size(), value.size(), 2, ms_len};
@@ -698,7 +699,7 @@ public:
 
     bool expire(std::string_view key, milliseconds ttl, Deadline deadline) override {
         char ms[24];
-        size_t ms_len = ttl_arg(Ttl(ttl), ms);
+        size_t ms_len = redis_args::px_milliseconds(Ttl(ttl), ms);
         Lease conn(pool_, deadline);
         const char *argv[] = {"PEXPIRE", data_or_empty(key), ms};
         size_t lens[] = {7, key.size(), ms_len};
@@ -740,7 +741,7 @@ public:
     void set_many(const std::vector<KeyValue> &entries, Ttl ttl, Deadline deadline) override {
         if (entries.empty()) return;
         char ms[24];
-        size_t ms_len = ttl_arg(ttl, ms);
+        size_t ms_len = redis_args::px_milliseconds(ttl, ms);
         int argc = ttl ? 5 : 3;
         Lease conn(pool_, deadline);
         std::string error;
@@ -816,7 +817,7 @@ public:
     bool set_registered(std::string_view key, std::string_view value, Ttl ttl, std::string_view registry,
                         std::string_view member, Deadline deadline) override {
         char ms[24];
-        size_t ms_len = ttl_arg(ttl, ms);
+        size_t ms_len = redis_args::px_milliseconds(ttl, ms);
         char secs[24];
         auto res = std::to_chars(secs, secs + sizeof secs, static_cast<long long>(kRegistryTtl.count()));
         const size_t secs_len = static_cast<size_t>(res.ptr - secs);
@@ -903,20 +904,16 @@ public:
 
     std::optional<std::string> lock(std::string_view name, milliseconds hold, Deadline deadline) override {
         if (hold.count() <= 0) fail(CACHEKIT_EINVAL, "lock: the hold time must be positive");
-        crypto::ensure_sodium();
-        unsigned char raw[16];
-        randombytes_buf(raw, sizeof raw);
-        char hex[sizeof raw * 2 + 1];
-        sodium_bin2hex(hex, sizeof hex, raw, sizeof raw);
+        const std::string token = redis_args::new_lock_token();
         char ms[24];
-        size_t ms_len = ttl_arg(Ttl(hold), ms);
+        size_t ms_len = redis_args::px_milliseconds(Ttl(hold), ms);
 
         Lease conn(pool_, deadline);
-        const char *argv[] = {"SET", data_or_empty(name), hex, "NX", "PX", ms};
-        size_t lens[] = {3, name.size(), sizeof raw * 2, 2, 2, ms_len};
+        const char *argv[] = {"SET", data_or_empty(name), token.c_str(), "NX", "PX", ms};
+        size_t lens[] = {3, name.size(), token.size(), 2, 2, ms_len};
         Reply reply = wire_.run(*conn, 6, argv, lens, "SET NX", deadline);
         if (!redis_replies::lock_taken(*reply, wire_.where())) return std::nullopt;
-        return std::string(hex, sizeof raw * 2);
+        return token;
     }
 
     bool unlock(std::string_view name, std::string_view token, Deadline deadline) override {
@@ -960,13 +957,6 @@ private:
         if (!config.unix_path.empty()) return "redis unix:" + config.unix_path + " db " + std::to_string(config.db);
         std::string host = config.host.find(':') != std::string::npos ? "[" + config.host + "]" : config.host;
         return "redis " + host + ":" + std::to_string(config.port) + " db " + std::to_string(config.db);
-    }
-
-    static size_t ttl_arg(const Ttl &ttl, char (&ms)[24]) {
-        if (!ttl) return 0;
-        if (ttl->count() <= 0) fail(CACHEKIT_EINVAL, "the TTL must be positive (nullopt for no expiry)");
-        auto res = std::to_chars(ms, ms + sizeof ms, static_cast<long long>(ttl->count()));
-        return static_cast<size_t>(res.ptr - ms);
     }
 
     // One command on one key (its reply is mapped after the connection is back in the pool).

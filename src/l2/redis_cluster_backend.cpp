@@ -36,6 +36,7 @@
 #include "l2/cluster_slots.hpp"
 #include "l2/cluster_topology.hpp"
 #include "l2/key_fault.hpp"
+#include "l2/redis_args.hpp"
 #include "l2/redis_node.hpp"
 #include "l2/redis_replies.hpp"
 #include "util/error.hpp"
@@ -133,7 +134,7 @@ public:
 
     void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override {
         char ms[24];
-        const size_t ms_len = ttl_arg(ttl, ms);
+        const size_t ms_len = redis_args::px_milliseconds(ttl, ms);
         const char *argv[] = {"SET", data_or_empty(key), data_or_empty(value), "PX", ms};
         const size_t lens[] = {3, key.size(), value.size(), 2, ms_len};
         const Cmd cmd{ttl ? 5 : 3, argv, lens, "SET"};
@@ -149,7 +150,7 @@ public:
     // refresh_ttl_on_get: PEXPIRE on the key's own node.
     bool expire(std::string_view key, milliseconds ttl, Deadline deadline) override {
         char ms[24];
-        const size_t ms_len = ttl_arg(Ttl(ttl), ms);
+        const size_t ms_len = redis_args::px_milliseconds(Ttl(ttl), ms);
         const char *argv[] = {"PEXPIRE", data_or_empty(key), ms};
         const size_t lens[] = {7, key.size(), ms_len};
         const Cmd cmd{3, argv, lens, "PEXPIRE"};
@@ -190,7 +191,7 @@ public:
     void set_many(const std::vector<KeyValue> &entries, Ttl ttl, Deadline deadline) override {
         if (entries.empty()) return;
         char ms[24];
-        const size_t ms_len = ttl_arg(ttl, ms);
+        const size_t ms_len = redis_args::px_milliseconds(ttl, ms);
         const int argc = ttl ? 5 : 3;
         batch(
             entries.size(), false, deadline, [&](size_t i) { return entries[i].key; },
@@ -226,23 +227,19 @@ public:
 
     std::optional<std::string> lock(std::string_view name, milliseconds hold, Deadline deadline) override {
         if (hold.count() <= 0) fail(CACHEKIT_EINVAL, "lock: the hold time must be positive");
-        crypto::ensure_sodium();
-        unsigned char raw[16];
-        randombytes_buf(raw, sizeof raw);
-        char hex[sizeof raw * 2 + 1];
-        sodium_bin2hex(hex, sizeof hex, raw, sizeof raw);
+        const std::string token = redis_args::new_lock_token();
         char ms[24];
-        const size_t ms_len = ttl_arg(Ttl(hold), ms);
+        const size_t ms_len = redis_args::px_milliseconds(Ttl(hold), ms);
         // In the slot of the key it guards (cluster_slots.hpp lock_key).
         const std::string stored = cluster::lock_key(name);
-        const char *argv[] = {"SET", stored.c_str(), hex, "NX", "PX", ms};
-        const size_t lens[] = {3, stored.size(), sizeof raw * 2, 2, 2, ms_len};
+        const char *argv[] = {"SET", stored.c_str(), token.c_str(), "NX", "PX", ms};
+        const size_t lens[] = {3, stored.size(), token.size(), 2, 2, ms_len};
         const Cmd cmd{6, argv, lens, "SET NX"};
         const bool taken = key_call(stored, false, &cmd, 1, deadline, [&](std::vector<Reply> &r, const std::string &where) {
             return redis_replies::lock_taken(*r[0], where);
         });
         if (!taken) return std::nullopt;
-        return std::string(hex, sizeof raw * 2);
+        return token;
     }
 
     bool unlock(std::string_view lock_name, std::string_view token, Deadline deadline) override {
@@ -808,13 +805,6 @@ private:
             std::this_thread::sleep_for(config_.refresh_min_gap);
             lock.lock();
         }
-    }
-
-    static size_t ttl_arg(const Ttl &ttl, char (&ms)[24]) {
-        if (!ttl) return 0;
-        if (ttl->count() <= 0) fail(CACHEKIT_EINVAL, "the TTL must be positive (nullopt for no expiry)");
-        auto res = std::to_chars(ms, ms + sizeof ms, static_cast<long long>(ttl->count()));
-        return static_cast<size_t>(res.ptr - ms);
     }
 
     void before_fork() noexcept override {

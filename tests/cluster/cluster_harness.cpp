@@ -18,23 +18,6 @@
 namespace cachekit::testing {
 namespace {
 
-int free_port() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) throw std::runtime_error("socket() failed");
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
-        close(fd);
-        throw std::runtime_error("cannot bind a loopback port");
-    }
-    int port = ntohs(addr.sin_port);
-    close(fd);
-    return port;
-}
-
 std::string find_cli() {
     for (const char *candidate : {"/usr/bin/redis-cli", "/usr/local/bin/redis-cli"})
         if (access(candidate, X_OK) == 0) return candidate;

@@ -24,8 +24,10 @@
 namespace cachekit::testing {
 namespace {
 
-// Ask the kernel for a free loopback port (closed again at once; the short
-// race with other processes is covered by retrying start()).
+bool executable(const std::string &path) { return access(path.c_str(), X_OK) == 0; }
+
+}  // namespace
+
 int free_port() {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) throw std::runtime_error("socket() failed");
@@ -43,10 +45,6 @@ int free_port() {
     close(fd);
     return port;
 }
-
-bool executable(const std::string &path) { return access(path.c_str(), X_OK) == 0; }
-
-}  // namespace
 
 std::string RedisServer::find_binary() {
     if (const char *env = std::getenv("CACHEKIT_REDIS_SERVER"); env && *env && executable(env)) return env;

@@ -10,6 +10,10 @@
 
 namespace cachekit::testing {
 
+// A free loopback port, asked of the kernel (closed again at once: callers
+// retry on the short race with other processes).
+int free_port();
+
 struct RedisServerOptions {
     std::string password;       // --requirepass when non-empty
     bool unix_socket = false;   // also listen on <dir>/redis.sock
