@@ -53,7 +53,7 @@ struct Raw {
     redisContext *c = redisConnect("127.0.0.1", g_redis->port());
     Raw() {
         assert_true(c != nullptr && c->err == 0);
-        command({"FLUSHALL"});
+        freeReplyObject(command({"FLUSHALL"}));
     }
     ~Raw() { redisFree(c); }
     redisReply *command(const std::vector<std::string> &argv) {
