@@ -136,6 +136,23 @@ void test_writes_list_the_key_with_a_seven_day_ttl(void **) {
     assert_true(raw.has(kPrefix + f1) && raw.has(kPrefix + f2) && raw.has(kPrefix + f3) && raw.has(kPrefix + g1));
 }
 
+// f(3) put through a cache handle of its own (in a forked child: another
+// process); 0 when it was written and listed.
+int put_from_another_handle(const std::string &head) {
+    cachekit_cache_options o = ct::default_options();
+    const std::string url = g_redis->url();
+    o.backend_url = url.c_str();
+    o.key_prefix = kPrefix;
+    cachekit_cache *c = nullptr;
+    int kept = 0;
+    const std::string k = auto_key("f", 3);
+    const bool ok = cachekit_cache_new(&c, &o) == CACHEKIT_OK &&
+                    cachekit_cache_track_function(c, "reg", "app.mod.f", head.data(), head.size(), &kept) == CACHEKIT_OK &&
+                    cachekit_cache_put(c, "reg", k.data(), k.size(), kValue.data(), kValue.size(), 60) == CACHEKIT_OK;
+    cachekit_cache_free(c);
+    return ok && kept == 1 ? 0 : 1;
+}
+
 void test_invalidate_function_removes_every_writers_keys(void **) {
     Raw raw;
     ct::CacheHandle a = redis_cache(), b = redis_cache();
@@ -147,24 +164,16 @@ void test_invalidate_function_removes_every_writers_keys(void **) {
     put(b.get(), auto_key("f", 2));
     put(a.get(), auto_key("g", 1));
     // Another process, with its own cache handle.
+#if defined(__SANITIZE_THREAD__)
+    // TSan cannot start threads in the child of a threaded process: a third handle here stands in.
+    assert_int_equal(put_from_another_handle(head), 0);
+#else
     const pid_t child = fork();
-    if (child == 0) {
-        cachekit_cache_options o = ct::default_options();
-        const std::string url = g_redis->url();
-        o.backend_url = url.c_str();
-        o.key_prefix = kPrefix;
-        cachekit_cache *c = nullptr;
-        int kept = 0;
-        const std::string k = auto_key("f", 3);
-        bool ok = cachekit_cache_new(&c, &o) == CACHEKIT_OK &&
-                  cachekit_cache_track_function(c, "reg", "app.mod.f", head.data(), head.size(), &kept) == CACHEKIT_OK &&
-                  cachekit_cache_put(c, "reg", k.data(), k.size(), kValue.data(), kValue.size(), 60) == CACHEKIT_OK;
-        cachekit_cache_free(c);
-        _exit(ok && kept == 1 ? 0 : 1);
-    }
+    if (child == 0) _exit(put_from_another_handle(head));
     int status = 0;
     assert_int_equal(waitpid(child, &status, 0), child);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+#endif
     // The reference SDK's writer: SET and its own SADD of the bare key.
     const std::string ref = auto_key("f", 4);
     freeReplyObject(raw.command({"SET", kPrefix + ref, "x"}));
