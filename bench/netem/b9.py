@@ -10,7 +10,8 @@ The link, netem where the kernel has it, else a userspace relay:
   its end's address only; everything is removed at exit.
 - userspace relay: bench/netem/delay_relay on loopback between b9_bench and a private
   redis-server, holding every chunk 125 us in each direction (the kernel's loopback hop
-  and the relay's own cost come on top, in the anchor as in the figures).
+  and the relay's own cost come on top, in the anchor as in the figures); its threads run
+  SCHED_FIFO when allowed ("relay_sched": fifo or other).
 CACHEKIT_B9_LINK=netem or =relay uses only that one. Prints two JSON lines (B9, B9-many)
 with "link" saying which: figure = gets (keys) per second, anchor = the ceiling 1/RTT
 (100/RTT for get_many) with RTT a raw hiredis GET across the same link in the same run.
@@ -115,7 +116,7 @@ def emit(case: str, rounds: list[dict], call: str, keys: int, unit: str, desc: s
                       "p50_ratio": round(mid(p50), 3), "anchor_desc": desc, **common}), flush=True)
 
 
-def measure(build: str, where: str, link: str) -> None:
+def measure(build: str, where: str, link: str, **about_link) -> None:
     """Runs b9_bench against host:port `where` (reached across `link`) and prints the cases."""
     run = load_bench_run()
     os.environ["CACHEKIT_B9_REDIS"] = where
@@ -126,8 +127,8 @@ def measure(build: str, where: str, link: str) -> None:
     if not rounds:
         raise SystemExit("b9: b9_bench gave no B9/round result: " +
                          "; ".join(e.get("error_message", "") for e in entries))
-    common = {"link": link, "added_rtt_us": DELAY_US, "repetitions": len(rounds), "better": "higher",
-              "target": TARGET}
+    common = {"link": link, **about_link, "added_rtt_us": DELAY_US, "repetitions": len(rounds),
+              "better": "higher", "target": TARGET}
     emit("B9", rounds, "get_us", 1, "gets/s", "the ceiling 1/RTT, RTT = a raw hiredis GET of the same 100 B key "
          f"across the same {link} link, alternating with the gets in one loop", common)
     emit("B9-many", rounds, "many_us", 100, "keys/s", "the ceiling 100 keys per RTT (RTT as in B9; one MGET of 100 "
@@ -161,14 +162,15 @@ def run_netem(build: str) -> str | None:
 
 @contextlib.contextmanager
 def delay_relay(binary: str, target: str):
-    """delay_relay on a free loopback port in front of `target`; yields its host:port."""
-    proc = subprocess.Popen([binary, "--listen", "127.0.0.1:0", "--target", target,
-                             "--delay-us", str(DELAY_US // 2)], stdout=subprocess.PIPE, text=True)
+    """delay_relay on a free loopback port in front of `target`, its threads SCHED_FIFO when
+    allowed; yields its host:port and its scheduling policy (fifo or other)."""
+    proc = subprocess.Popen([binary, "--listen", "127.0.0.1:0", "--target", target, "--delay-us",
+                             str(DELAY_US // 2), "--realtime"], stdout=subprocess.PIPE, text=True)
     try:
-        line = proc.stdout.readline().split()  # "listening PORT", or nothing if it failed
-        if len(line) != 2 or line[0] != "listening":
+        line = proc.stdout.readline().split()  # "listening PORT sched=POLICY", or nothing if it failed
+        if len(line) != 3 or line[0] != "listening":
             raise SystemExit(f"b9: delay_relay did not start (exit {proc.poll()})")
-        yield f"127.0.0.1:{line[1]}"
+        yield f"127.0.0.1:{line[1]}", line[2].removeprefix("sched=")
     finally:
         proc.terminate()
         proc.wait(5)
@@ -183,8 +185,8 @@ def run_relay(build: str) -> str | None:
         if url is None:
             return "redis-server is not installed"
         u = urllib.parse.urlsplit(url)
-        with delay_relay(relay, f"{u.hostname}:{u.port or 6379}") as where:
-            measure(build, where, "userspace relay")
+        with delay_relay(relay, f"{u.hostname}:{u.port or 6379}") as (where, sched):
+            measure(build, where, "userspace relay", relay_sched=sched)
     return None
 
 

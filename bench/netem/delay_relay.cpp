@@ -1,8 +1,13 @@
 // delay_relay: B9's link where the kernel has no sch_netem (bench/netem/b9.py starts it).
-//   delay_relay --listen HOST:PORT --target HOST:PORT [--delay-us N] [--spin-us N]
+//   delay_relay --listen HOST:PORT --target HOST:PORT [--delay-us N] [--spin-us N] [--realtime]
 // Relays every connection made to --listen to --target, holding each chunk N us (default
-// 125, so 250 us per round trip) in each direction. PORT 0 listens on a free port. Prints
-// "listening PORT" on stdout once it accepts, then runs until SIGTERM or SIGINT.
+// 125, so 250 us per round trip) in each direction. PORT 0 listens on a free port.
+// --realtime runs the relay's threads SCHED_FIFO when allowed (root): netem works in the
+// kernel, out of the scheduler's way, and on a loaded machine a normal-priority relay
+// adds the run queue's waits to the link. Prints "listening PORT sched=fifo|other" on
+// stdout once it accepts, then runs until SIGTERM or SIGINT.
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -18,7 +23,7 @@ namespace {
 int usage(const char *why) {
     std::fprintf(stderr,
                  "delay_relay: %s\nusage: delay_relay --listen HOST:PORT --target HOST:PORT [--delay-us N] "
-                 "[--spin-us N]\n",
+                 "[--spin-us N] [--realtime]\n",
                  why);
     return 2;
 }
@@ -46,10 +51,14 @@ bool parse_us(const char *s, long &out) {
 int main(int argc, char **argv) {
     std::string listen_host, target_host;
     uint16_t listen_port = 0, target_port = 0;
-    bool have_listen = false, have_target = false;
+    bool have_listen = false, have_target = false, realtime = false;
     cachekit::bench::DelayOptions options;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
+        if (arg == "--realtime") {
+            realtime = true;
+            continue;
+        }
         if (i + 1 >= argc) return usage(("missing the value of " + arg).c_str());
         const char *value = argv[++i];
         long us = 0;
@@ -77,9 +86,20 @@ int main(int argc, char **argv) {
     sigaddset(&stop_signals, SIGTERM);
     sigaddset(&stop_signals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    // The relay's threads inherit this thread's policy.
+    const char *sched = "other";
+    if (realtime) {
+        sched_param param{};
+        param.sched_priority = 10;
+        const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+        if (rc == 0)
+            sched = "fifo";
+        else
+            std::fprintf(stderr, "delay_relay: SCHED_FIFO refused (%s): normal priority\n", std::strerror(rc));
+    }
     try {
         cachekit::bench::DelayRelay relay(listen_host, listen_port, target_host, target_port, options);
-        std::printf("listening %u\n", relay.port());
+        std::printf("listening %u sched=%s\n", relay.port(), sched);
         std::fflush(stdout);
         int sig = 0;
         sigwait(&stop_signals, &sig);
