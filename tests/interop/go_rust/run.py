@@ -6,8 +6,8 @@ program, built by tests/interop/rust/run --build-only into the `interop_rust` te
 cargo target dir (so cachekit-rs is compiled once per build tree): its `side`
 subcommand is cachekit-rs 0.9.0's #[cachekit(interop = ...)] functions
 (src/py_side.rs), its `ours-side` subcommand our wrapper's #[cached] ones
-(src/ours_side.rs). Both Rust sides take the same job and print the same line, and
-so does the Go peer.
+(tests/interop/rust_python/src/ours_side.rs, the interop-rust-python suite's side too).
+Both Rust sides take the same job and print the same line, and so does the Go peer.
 
 Scenarios, each both ways (one side writes, the other must be served the values
 without running its function), then the key lists the two writers left compared
