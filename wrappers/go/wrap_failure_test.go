@@ -103,44 +103,29 @@ func TestWrapDuringCloseReturnsErrClosed(t *testing.T) {
 		return user{ID: id, Tags: tags}, nil
 	})
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	bad := make(chan error, 16)
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
+	callers := make([]func(stop <-chan struct{}) error, 8)
+	for g := range callers {
+		callers[g] = func(stop <-chan struct{}) error {
 			for i := 0; ; i++ {
 				u, err := get(ctx, int64(i%50), []string{"t"})
 				switch {
 				case err == nil && u.ID != int64(i%50):
-					bad <- fmt.Errorf("goroutine %d: wrong value %#v", g, u)
-					return
+					return fmt.Errorf("goroutine %d: wrong value %#v", g, u)
 				case err != nil && !errors.Is(err, ErrClosed):
-					bad <- fmt.Errorf("goroutine %d: %v, want ErrClosed", g, err)
-					return
+					return fmt.Errorf("goroutine %d: %v, want ErrClosed", g, err)
 				}
 				select {
 				case <-stop:
 					if _, err := get(ctx, 1, nil); !errors.Is(err, ErrClosed) {
-						bad <- fmt.Errorf("goroutine %d after Close: %v, want ErrClosed", g, err)
+						return fmt.Errorf("goroutine %d after Close: %v, want ErrClosed", g, err)
 					}
-					return
+					return nil
 				default:
 				}
 			}
-		}(g)
+		}
 	}
-	time.Sleep(50 * time.Millisecond)
-	if err := c.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	close(stop)
-	wg.Wait()
-	close(bad)
-	for err := range bad {
-		t.Error(err)
-	}
+	closeWhileCalling(t, c, callers)
 }
 
 // Close while goroutines call every method of the cache (reads, writes,
@@ -176,41 +161,55 @@ func TestCloseWhileEveryMethodIsInUse(t *testing.T) {
 				func(i int) error { _, err := c.Stats("users"); return err },
 				func(i int) error { _, err := c.MetricsText(); return err },
 			}
-			var wg sync.WaitGroup
-			stop := make(chan struct{})
-			bad := make(chan error, 2*len(calls))
+			var callers []func(stop <-chan struct{}) error
 			for g, call := range calls {
-				for copies := 0; copies < 2; copies++ {
-					wg.Add(1)
-					go func(g int, call func(int) error) {
-						defer wg.Done()
-						for i := 0; ; i++ {
-							if err := call(i); err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrNotFound) {
-								bad <- fmt.Errorf("call %d: %v", g, err)
-								return
-							}
-							select {
-							case <-stop:
-								if err := call(i); !errors.Is(err, ErrClosed) {
-									bad <- fmt.Errorf("call %d after Close: %v, want ErrClosed", g, err)
-								}
-								return
-							default:
-							}
+				caller := func(stop <-chan struct{}) error {
+					for i := 0; ; i++ {
+						if err := call(i); err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrNotFound) {
+							return fmt.Errorf("call %d: %v", g, err)
 						}
-					}(g, call)
+						select {
+						case <-stop:
+							if err := call(i); !errors.Is(err, ErrClosed) {
+								return fmt.Errorf("call %d after Close: %v, want ErrClosed", g, err)
+							}
+							return nil
+						default:
+						}
+					}
 				}
+				callers = append(callers, caller, caller) // two goroutines per method
 			}
-			time.Sleep(50 * time.Millisecond)
-			if err := c.Close(); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			close(stop)
-			wg.Wait()
-			close(bad)
-			for err := range bad {
-				t.Error(err)
-			}
+			closeWhileCalling(t, c, callers)
 		})
+	}
+}
+
+// closeWhileCalling runs each caller in a goroutine of its own, closes c once
+// they are under way, then closes `stop` (a caller's cue to check a call after
+// Close and return); every error a caller returns fails the test.
+func closeWhileCalling(t *testing.T, c *Cache, callers []func(stop <-chan struct{}) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	bad := make(chan error, len(callers))
+	for _, caller := range callers {
+		wg.Add(1)
+		go func(caller func(<-chan struct{}) error) {
+			defer wg.Done()
+			if err := caller(stop); err != nil {
+				bad <- err
+			}
+		}(caller)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	close(stop)
+	wg.Wait()
+	close(bad)
+	for err := range bad {
+		t.Error(err)
 	}
 }
