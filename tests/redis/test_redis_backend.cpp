@@ -21,7 +21,6 @@ using cachekit::Buffer;
 using cachekit::l2::Backend;
 using cachekit::l2::KeyValue;
 using cachekit::l2::Ttl;
-using cachekit::testing::RawRedis;
 using namespace std::chrono_literals;
 
 std::unique_ptr<cachekit::testing::RedisServer> server;
@@ -33,6 +32,11 @@ std::string random_bytes(size_t n, unsigned seed) {
     for (auto &c : out) c = static_cast<char>(rng() & 0xff);
     return out;
 }
+
+// A raw client to the test server, for checks behind the backend's back.
+struct Raw : cachekit::testing::RawRedis {
+    Raw() : RawRedis(server->port()) {}
+};
 
 int setup(void **) {
     server = std::make_unique<cachekit::testing::RedisServer>(cachekit::testing::RedisServerOptions{"", true});
@@ -184,7 +188,7 @@ void test_clear_glob_literal(void **) {
 
 void test_clear_everything(void **) {
     backend->set("all:1", "v", std::nullopt, rt::soon());
-    RawRedis raw(server->port());
+    Raw raw;
     long long before = raw.integer({"DBSIZE"});
     assert_true(before >= 1);
     assert_int_equal(backend->clear("", rt::soon()), before);
@@ -266,7 +270,7 @@ void test_lock_two_processes(void **) {
 }
 
 void test_unlock_script_cache(void **) {
-    RawRedis raw(server->port());
+    Raw raw;
     // The SHA-1 the backend uses for EVALSHA is the one Redis computes.
     assert_string_equal(
         raw.text({"SCRIPT", "LOAD",
@@ -288,7 +292,7 @@ void test_unlock_script_cache(void **) {
 
 void test_error_reply_keeps_connection(void **) {
     auto single = rt::open_url(server->url(), 5000ms, 1);
-    RawRedis raw(server->port());
+    Raw raw;
     raw.integer({"DEL", "a-list"});
     raw.integer({"RPUSH", "a-list", "x"});
     Buffer out;
