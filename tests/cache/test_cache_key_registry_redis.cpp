@@ -24,6 +24,8 @@
 
 #include "../redis/redis_server.hpp"
 #include "cache_test_util.hpp"
+// Last: it needs cmocka.h.
+#include "../redis/raw_redis.hpp"
 
 namespace {
 
@@ -48,40 +50,10 @@ std::string auto_key(const char *fn, int n) {
 // The head every key of the function starts with: up to and including ":args:".
 std::string head_of(const std::string &key) { return key.substr(0, key.rfind(":args:") + 6); }
 
-// A raw connection for what the C API does not show (sets, TTLs, other writers).
-struct Raw {
-    redisContext *c = redisConnect("127.0.0.1", g_redis->port());
-    Raw() {
-        assert_true(c != nullptr && c->err == 0);
-        freeReplyObject(command({"FLUSHALL"}));
-    }
-    ~Raw() { redisFree(c); }
-    redisReply *command(const std::vector<std::string> &argv) {
-        std::vector<const char *> a;
-        std::vector<size_t> l;
-        for (const std::string &s : argv) {
-            a.push_back(s.data());
-            l.push_back(s.size());
-        }
-        auto *r = static_cast<redisReply *>(redisCommandArgv(c, int(a.size()), a.data(), l.data()));
-        assert_non_null(r);
-        return r;
-    }
-    long long integer(const std::vector<std::string> &argv) {
-        redisReply *r = command(argv);
-        assert_int_equal(r->type, REDIS_REPLY_INTEGER);
-        long long v = r->integer;
-        freeReplyObject(r);
-        return v;
-    }
-    std::set<std::string> members(const std::string &set) {
-        redisReply *r = command({"SMEMBERS", set});
-        std::set<std::string> out;
-        for (size_t i = 0; i < r->elements; ++i) out.emplace(r->element[i]->str, r->element[i]->len);
-        freeReplyObject(r);
-        return out;
-    }
-    bool has(const std::string &key) { return integer({"EXISTS", key}) == 1; }
+// A raw connection for what the C API does not show (sets, TTLs, other
+// writers), on an emptied server.
+struct Raw : cachekit::testing::RawRedis {
+    Raw() : RawRedis(g_redis->port()) { text({"FLUSHALL"}); }
 };
 
 ct::CacheHandle redis_cache() {

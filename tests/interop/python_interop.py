@@ -394,6 +394,26 @@ def build_ours(build_dir: str, source_root: str, work: str) -> dict:
     return pyvenv.clean_env(PYTHONPATH=os.pathsep.join([ext, wrapper]), LD_LIBRARY_PATH=os.path.join(build_dir, "src"))
 
 
+def run_with_redis(label: str, prefix: str, make_runner, scenarios) -> int:
+    """Starts a private redis-server (the python suite's conftest starter: make it importable
+    first) in a temp directory, runs `scenarios(runner, tmp)` with `make_runner(port, tmp)`'s
+    Runner, stops the server, prints the tally; returns the exit code (1 on any failure)."""
+    from conftest import RedisServer  # free loopback port
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        server = RedisServer(tmp)
+        runner = make_runner(server.port, tmp)
+        try:
+            scenarios(runner, tmp)
+        finally:
+            runner.redis.close()
+            server.stop()
+    print(f"{label}: {runner.passed} checks passed, {len(runner.failures)} failed")
+    for f in runner.failures:
+        print("  FAILED:", f)
+    return 1 if runner.failures else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--build-dir", required=True)
@@ -407,23 +427,16 @@ def main() -> int:
     ref_python = pyvenv.ensure(os.path.join(a.work, "venv-reference"), os.path.join(HERE, "requirements-reference.txt"))
 
     ours_env = build_ours(a.build_dir, a.source_root, a.work)
-    from conftest import RedisServer  # the python suite's redis-server starter (free loopback port)
 
-    with tempfile.TemporaryDirectory(prefix="cachekit-interop-") as tmp:
-        server = RedisServer(tmp)
-        runner = Runner(ours_env, ref_python, server.port, tmp, os.path.join(a.build_dir, "tools", "cachekit"))
-        try:
-            for name in a.scenarios or ["auto_mode", "value_types", "encryption", "ttl", "invalidation", "interop_mode",
-                                        "file_backend", "file_eviction", "zero_config", "user_backend",
-                                        "key_registry", "custom_key", "refresh_ttl"]:
-                getattr(runner, name)()
-        finally:
-            runner.redis.close()
-            server.stop()
-    print(f"interop: {runner.passed} checks passed, {len(runner.failures)} failed")
-    for f in runner.failures:
-        print("  FAILED:", f)
-    return 1 if runner.failures else 0
+    def scenarios(runner: Runner, tmp: str) -> None:
+        for name in a.scenarios or ["auto_mode", "value_types", "encryption", "ttl", "invalidation", "interop_mode",
+                                    "file_backend", "file_eviction", "zero_config", "user_backend",
+                                    "key_registry", "custom_key", "refresh_ttl"]:
+            getattr(runner, name)()
+
+    tool = os.path.join(a.build_dir, "tools", "cachekit")
+    return run_with_redis("interop", "cachekit-interop-",
+                          lambda port, tmp: Runner(ours_env, ref_python, port, tmp, tool), scenarios)
 
 
 if __name__ == "__main__":

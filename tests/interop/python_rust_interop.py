@@ -16,16 +16,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import pyvenv  # noqa: E402
-from python_interop import K1, Runner, build_ours  # noqa: E402
-
-# side.py's single-argument cases inside cachekit-rs's interop model (no Decimal, Enum, date).
-ONE_CASES = ["int", "bigint", "negint", "float", "negzero", "str", "bytes", "none", "bool", "list", "tuple", "dict",
-             "nested", "datetime", "set", "uuid"]
+from python_interop import K1, Runner, build_ours, run_with_redis  # noqa: E402
+from rs_scenarios import run_pair  # noqa: E402
 
 
 class RustRunner(Runner):
@@ -44,25 +40,24 @@ class RustRunner(Runner):
         r = subprocess.run([self.rs_binary, "side", json.dumps(job)], capture_output=True, text=True,
                            env=self.rs_env, cwd=self.tmp, timeout=120)
         if r.returncode != 0:
-            raise RuntimeError(f"cachekit-rs side failed ({job}):\n{r.stdout}\n{r.stderr}")
+            raise RuntimeError(f"{self.PEER} side failed ({job}):\n{r.stdout}\n{r.stderr}")
         return json.loads(r.stdout.strip().splitlines()[-1])["results"]
 
     def scenarios(self) -> None:
-        for secure in (False, True):
-            ns = "rsvault" if secure else "rsplain"
-            options = {"ttl": 300, "encryption": True, "master_key": K1} if secure else {"ttl": 300}
-            label = "encrypted (secure, same master key, tenant default)" if secure else "plain"
-            base = {"backend": {"redis": self.url}, "namespace": ns, "options": options}
-            for function, cases in (("one", ONE_CASES), ("three", ["defaults", "all"]), ("var", ["varargs", "empty"])):
-                job = {**base, "function": function, "interop": function}
-                self.both_ways(f"python <-> {self.PEER}, {label}, {function}()", job, cases, uncached=frozenset())
+        run_pair(self, f"python <-> {self.PEER}", "rs", "ours", {"redis": self.url}, K1, options={"ttl": 300})
 
-    def both_ways(self, scenario: str, job: dict, cases: list[str], **kw) -> None:
-        k_rs = self.direction(scenario, "rs", "ours", job, cases, **kw)
-        k_ours = self.direction(scenario, "ours", "rs", job, cases, **kw)
-        self.check(scenario, k_rs == k_ours and len(k_ours) == len(cases),
-                   f"Redis key lists equal byte for byte ({len(k_ours)} keys)",
-                   {"only_rs": [k for k in k_rs if k not in k_ours], "only_ours": [k for k in k_ours if k not in k_rs]})
+
+def build_rust_interop(build_dir: str, target_dir: str) -> str:
+    """tests/interop/rust's program (cachekit-rs's `side`, our wrapper's `ours-side`), built
+    against the build tree by its run script; exits with the script's code when it cannot
+    (77: skipped, CACHEKIT_INTEROP_RUST=0 or no crates.io; its stderr says why)."""
+    r = subprocess.run(["bash", os.path.join(HERE, "rust", "run"), "--build-only",
+                        "--pc-dir", os.path.join(build_dir, "meson-uninstalled"),
+                        "--lib-dir", os.path.join(build_dir, "src"), "--target-dir", os.path.abspath(target_dir)],
+                       stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(r.returncode)
+    return r.stdout.strip().splitlines()[-1]
 
 
 def main() -> int:
@@ -73,28 +68,12 @@ def main() -> int:
     ap.add_argument("--target-dir", required=True, help="cargo target dir for tests/interop/rust")
     a = ap.parse_args()
     a.build_dir, a.source_root, a.work = (os.path.abspath(p) for p in (a.build_dir, a.source_root, a.work))
-    r = subprocess.run(["bash", os.path.join(HERE, "rust", "run"), "--build-only",
-                        "--pc-dir", os.path.join(a.build_dir, "meson-uninstalled"),
-                        "--lib-dir", os.path.join(a.build_dir, "src"), "--target-dir", os.path.abspath(a.target_dir)],
-                       stdout=subprocess.PIPE, text=True)
-    if r.returncode != 0:  # 77: skipped (not enabled, no crates.io); its stderr says why
-        return r.returncode
-    rs_binary = r.stdout.strip().splitlines()[-1]
+    rs_binary = build_rust_interop(a.build_dir, a.target_dir)
     ours_env = build_ours(a.build_dir, a.source_root, a.work)
-    from conftest import RedisServer  # the python suite's redis-server starter (free loopback port)
-
-    with tempfile.TemporaryDirectory(prefix="cachekit-rs-interop-") as tmp:
-        server = RedisServer(tmp)
-        runner = RustRunner(rs_binary, os.path.join(a.build_dir, "src"), ours_env, "", server.port, tmp, "")
-        try:
-            runner.scenarios()
-        finally:
-            runner.redis.close()
-            server.stop()
-    print(f"interop python <-> cachekit-rs: {runner.passed} checks passed, {len(runner.failures)} failed")
-    for f in runner.failures:
-        print("  FAILED:", f)
-    return 1 if runner.failures else 0
+    lib_dir = os.path.join(a.build_dir, "src")
+    return run_with_redis("interop python <-> cachekit-rs", "cachekit-rs-interop-",
+                          lambda port, tmp: RustRunner(rs_binary, lib_dir, ours_env, "", port, tmp, ""),
+                          lambda runner, tmp: runner.scenarios())
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "redis_test_support.hpp"
+// Last: it needs cmocka.h.
+#include "raw_redis.hpp"
 
 namespace {
 
@@ -31,39 +33,9 @@ std::string random_bytes(size_t n, unsigned seed) {
     return out;
 }
 
-// A raw hiredis connection to the test server, for checks behind the backend's back.
-struct Raw {
-    redisContext *c;
-    Raw() {
-        c = redisConnect("127.0.0.1", server->port());
-        assert_non_null(c);
-        assert_int_equal(c->err, 0);
-    }
-    ~Raw() { redisFree(c); }
-    redisReply *cmd(const std::vector<std::string> &args) {
-        std::vector<const char *> argv;
-        std::vector<size_t> lens;
-        for (auto &a : args) {
-            argv.push_back(a.data());
-            lens.push_back(a.size());
-        }
-        auto *r = static_cast<redisReply *>(redisCommandArgv(c, static_cast<int>(args.size()), argv.data(), lens.data()));
-        assert_non_null(r);
-        return r;
-    }
-    long long integer(const std::vector<std::string> &args) {
-        redisReply *r = cmd(args);
-        assert_int_equal(r->type, REDIS_REPLY_INTEGER);
-        long long v = r->integer;
-        freeReplyObject(r);
-        return v;
-    }
-    std::string string(const std::vector<std::string> &args) {
-        redisReply *r = cmd(args);
-        std::string v = r->str ? std::string(r->str, r->len) : std::string();
-        freeReplyObject(r);
-        return v;
-    }
+// A raw client to the test server, for checks behind the backend's back.
+struct Raw : cachekit::testing::RawRedis {
+    Raw() : RawRedis(server->port()) {}
 };
 
 int setup(void **) {
@@ -301,12 +273,12 @@ void test_unlock_script_cache(void **) {
     Raw raw;
     // The SHA-1 the backend uses for EVALSHA is the one Redis computes.
     assert_string_equal(
-        raw.string({"SCRIPT", "LOAD",
+        raw.text({"SCRIPT", "LOAD",
                     "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return redis.call(\"del\",KEYS[1]) else return 0 end"})
             .c_str(),
         "b70c2384248f88e6b75b9f89241a180f856ad852");
     // After SCRIPT FLUSH, EVALSHA answers NOSCRIPT and the backend falls back to EVAL.
-    assert_string_equal(raw.string({"SCRIPT", "FLUSH"}).c_str(), "OK");
+    assert_string_equal(raw.text({"SCRIPT", "FLUSH"}).c_str(), "OK");
     auto token = backend->lock("lock:flush", 5000ms, rt::soon());
     assert_true(token.has_value());
     assert_true(backend->unlock("lock:flush", *token, rt::soon()));
@@ -326,7 +298,7 @@ void test_error_reply_keeps_connection(void **) {
     Buffer out;
     single->set("k", "v", std::nullopt, rt::soon());  // opens the one connection
     auto connections = [&] {
-        redisReply *r = raw.cmd({"INFO", "stats"});
+        redisReply *r = raw.command({"INFO", "stats"});
         std::string info(r->str, r->len);
         freeReplyObject(r);
         size_t at = info.find("total_connections_received:");

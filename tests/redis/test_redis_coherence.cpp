@@ -21,6 +21,7 @@
 #include "redis_server.hpp"
 // Last: it pulls in cmocka.h.
 #include "../cache/cache_test_util.hpp"
+#include "raw_redis.hpp"
 
 using cachekit::testing::RedisServer;
 
@@ -30,26 +31,9 @@ std::unique_ptr<RedisServer> g_redis;
 constexpr const char *kPrefix = "coh:";
 constexpr auto kPatience = 10s;  // bound of every wait for a message to arrive
 
-// A raw client (the "redis-cli" of these tests).
-struct Raw {
-    redisContext *c;
-    Raw() : c(redisConnect("127.0.0.1", g_redis->port())) {
-        if (c == nullptr || c->err) fail_msg("raw connect failed");
-    }
-    ~Raw() { redisFree(c); }
-    std::string run(const std::vector<std::string> &args) {
-        std::vector<const char *> argv;
-        std::vector<size_t> lens;
-        for (const std::string &a : args) {
-            argv.push_back(a.data());
-            lens.push_back(a.size());
-        }
-        auto *r = static_cast<redisReply *>(redisCommandArgv(c, int(argv.size()), argv.data(), lens.data()));
-        if (r == nullptr) fail_msg("raw command failed: %s", c->errstr);
-        std::string out = r->str ? std::string(r->str, r->len) : std::to_string(r->integer);
-        freeReplyObject(r);
-        return out;
-    }
+// A raw client to the test server.
+struct Raw : cachekit::testing::RawRedis {
+    Raw() : RawRedis(g_redis->port()) {}
 };
 
 std::string url(const char *mode) { return g_redis->url() + "?l1_coherence=" + mode; }
@@ -86,7 +70,7 @@ void wait_live(cachekit_cache *c) {
 std::string stored_form(Raw &raw, const std::string &value) {
     ct::CacheHandle w = cache_on(url("off"), false);
     CT_OK(cachekit_cache_put(w.get(), nullptr, "scratch", 7, value.data(), value.size(), 0));
-    return raw.run({"GET", std::string(kPrefix) + "scratch"});
+    return raw.text({"GET", std::string(kPrefix) + "scratch"});
 }
 
 struct Read {
@@ -133,10 +117,10 @@ void test_raw_set_reaches_l1(void **) {
     ct::CacheHandle a = cache_on(url("tracking"));
     wait_live(a.get());
     const std::string v1 = ct::mp_str("one"), v2 = ct::mp_str("two");
-    raw.run({"SET", std::string(kPrefix) + "k1", stored_form(raw, v1)});
+    raw.text({"SET", std::string(kPrefix) + "k1", stored_form(raw, v1)});
     read_into_l1(a.get(), "k1", v1);
     const long long dropped = series(a.get(), "cachekit_l1_coherence_keys_dropped_total");
-    raw.run({"SET", std::string(kPrefix) + "k1", stored_form(raw, v2)});
+    raw.text({"SET", std::string(kPrefix) + "k1", stored_form(raw, v2)});
     assert_true(eventually_reads(a.get(), "k1", v2));
     assert_true(series(a.get(), "cachekit_l1_coherence_keys_dropped_total") > dropped);
     assert_true(series(a.get(), "cachekit_l1_coherence_messages_total") > 0);
@@ -177,13 +161,13 @@ void test_flushall_empties_l1(void **) {
     const std::string v = ct::mp_str("f");
     CT_OK(cachekit_cache_put(a.get(), nullptr, "k3", 2, v.data(), v.size(), 0));
     read_into_l1(a.get(), "k3", v);
-    raw.run({"FLUSHALL"});
+    raw.text({"FLUSHALL"});
     assert_true(ct::eventually([&] { return read(a.get(), "k3").rc == CACHEKIT_ENOTFOUND; }, kPatience, 1ms));
 }
 
 // The id of the cache's invalidation connection in CLIENT LIST.
 std::string feed_client_id(Raw &raw) {
-    const std::string list = raw.run({"CLIENT", "LIST"});
+    const std::string list = raw.text({"CLIENT", "LIST"});
     const size_t at = list.find("name=cachekit-invalidation");
     if (at == std::string::npos) return "";
     const size_t line = list.rfind('\n', at);
@@ -201,9 +185,9 @@ void test_client_kill_flushes(void **) {
     const long long flushes = series(a.get(), "cachekit_l1_coherence_flushes_total");
     const std::string id = feed_client_id(raw);
     assert_false(id.empty());
-    raw.run({"CLIENT", "KILL", "ID", id});
+    raw.text({"CLIENT", "KILL", "ID", id});
     // No tracking now: this write sends no message to anyone.
-    raw.run({"SET", std::string(kPrefix) + "k4", stored_form(raw, v2)});
+    raw.text({"SET", std::string(kPrefix) + "k4", stored_form(raw, v2)});
     // The loss is noticed: the L1 is flushed and the stale copy is gone.
     assert_true(ct::eventually([&] { return series(a.get(), "cachekit_l1_coherence_flushes_total") > flushes; },
                                kPatience, 1ms));
@@ -214,7 +198,7 @@ void test_client_kill_flushes(void **) {
     wait_live(a.get());
     assert_true(feed_client_id(raw) != id);
     read_into_l1(a.get(), "k4", v2);
-    raw.run({"SET", std::string(kPrefix) + "k4", stored_form(raw, v3)});
+    raw.text({"SET", std::string(kPrefix) + "k4", stored_form(raw, v3)});
     assert_true(eventually_reads(a.get(), "k4", v3));
 }
 
@@ -232,7 +216,7 @@ void test_fill_races_invalidation(void **) {
         while (!done.load()) read(a.get(), "k5");
     });
     ct::JoinOnExit join(reader, [&] { done = true; });
-    for (int round = 0; round < 2000; ++round) raw.run({"SET", std::string(kPrefix) + "k5", forms[size_t(round) % forms.size()]});
+    for (int round = 0; round < 2000; ++round) raw.text({"SET", std::string(kPrefix) + "k5", forms[size_t(round) % forms.size()]});
     done = true;
     reader.join();
     const std::string last = ct::mp_str("race-" + std::to_string(1999 % 50));
@@ -272,7 +256,7 @@ void test_loads_keep_their_l2_write(void **) {
     }, kPatience, 1ms));
     std::this_thread::sleep_for(50ms);  // every message has arrived
     for (int i = 0; i < 50; ++i)
-        assert_true(raw.run({"EXISTS", std::string(kPrefix) + "load-" + std::to_string(i)}) == "1");
+        assert_true(raw.text({"EXISTS", std::string(kPrefix) + "load-" + std::to_string(i)}) == "1");
     ct::CacheHandle b = cache_on(url("tracking"));
     int b_loads = 0;
     for (int i = 0; i < 50; ++i) {
@@ -294,19 +278,19 @@ void test_sdk_channel_events(void **) {
     CT_OK(cachekit_cache_put(a.get(), nullptr, "k6", 2, v1.data(), v1.size(), 0));
     read_into_l1(a.get(), "k6", v1);
     // pubsub mode: a raw SET is not seen (no tracking) ...
-    raw.run({"SET", std::string(kPrefix) + "k6", stored_form(raw, v2)});
+    raw.text({"SET", std::string(kPrefix) + "k6", stored_form(raw, v2)});
     Read r = read(a.get(), "k6");
     assert_true(r.value == v1 && r.source == CACHEKIT_SOURCE_L1);
     // ... until the SDK's event for the key arrives.
-    raw.run({"PUBLISH", "cachekit:py:invalidate:v1", sdk_event("ck:reg::00ff", "k6")});
+    raw.text({"PUBLISH", "cachekit:py:invalidate:v1", sdk_event("ck:reg::00ff", "k6")});
     assert_true(eventually_reads(a.get(), "k6", v2));
     // A function-wide event (no "k") drops the namespace ("" here).
     read_into_l1(a.get(), "k6", v2);
-    raw.run({"SET", std::string(kPrefix) + "k6", stored_form(raw, v1)});
-    raw.run({"PUBLISH", "cachekit:py:invalidate:v1", sdk_event("ck:reg::00ff", nullptr)});
+    raw.text({"SET", std::string(kPrefix) + "k6", stored_form(raw, v1)});
+    raw.text({"PUBLISH", "cachekit:py:invalidate:v1", sdk_event("ck:reg::00ff", nullptr)});
     assert_true(eventually_reads(a.get(), "k6", v1));
     // Garbage on the channel is ignored.
-    raw.run({"PUBLISH", "cachekit:py:invalidate:v1", "\x91\x01"});
+    raw.text({"PUBLISH", "cachekit:py:invalidate:v1", "\x91\x01"});
     assert_true(series(a.get(), "cachekit_l1_coherence_live") == 1);
 }
 
@@ -349,7 +333,7 @@ void test_off_has_no_feed(void **) {
     const std::string v1 = ct::mp_str("off-1"), v2 = ct::mp_str("off-2");
     CT_OK(cachekit_cache_put(a.get(), nullptr, "k7", 2, v1.data(), v1.size(), 0));
     read_into_l1(a.get(), "k7", v1);
-    raw.run({"SET", std::string(kPrefix) + "k7", stored_form(raw, v2)});
+    raw.text({"SET", std::string(kPrefix) + "k7", stored_form(raw, v2)});
     std::this_thread::sleep_for(50ms);
     assert_true(read(a.get(), "k7").value == v1);  // off is off: L1 keeps its copy until its TTL
 }
@@ -423,12 +407,12 @@ void test_propagation_lag(void **) {
         values.push_back(ct::mp_str("lag-" + std::to_string(i)));
         forms.push_back(stored_form(raw, values.back()));
     }
-    read_into_l1(a.get(), "k8", (raw.run({"SET", std::string(kPrefix) + "k8", forms[1]}), values[1]));
+    read_into_l1(a.get(), "k8", (raw.text({"SET", std::string(kPrefix) + "k8", forms[1]}), values[1]));
     std::vector<double> lag_us;
     lag_us.reserve(size_t(n));
     for (int i = 0; i < n; ++i) {
         const size_t v = size_t(i) % 2;
-        raw.run({"SET", std::string(kPrefix) + "k8", forms[v]});
+        raw.text({"SET", std::string(kPrefix) + "k8", forms[v]});
         const auto t0 = std::chrono::steady_clock::now();
         const auto until = t0 + kPatience;
         for (;;) {

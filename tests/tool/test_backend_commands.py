@@ -12,13 +12,11 @@ import subprocess
 import sys
 import tempfile
 
+import tally
+from tally import check
+
 TOOL = sys.argv[1]
-results = {"passed": 0, "failed": 0}
-
-
-def check(name, cond, detail=""):
-    results["passed" if cond else "failed"] += 1
-    print(("ok " if cond else "FAIL ") + name + ("" if cond else f": {detail}"))
+tally.verbose = True
 
 
 def run(*args, stdin=None):
@@ -75,5 +73,4 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run("inspect", "--backend", url)
     check("inspect --backend without a key is a usage error", rc == 2, err)
 
-print(f"{results['passed']} passed, {results['failed']} failed")
-sys.exit(1 if results["failed"] else 0)
+sys.exit(tally.finish())

@@ -18,19 +18,9 @@ import subprocess
 import sys
 
 import msgpack
+from tally import check, finish
 
 TOOL = sys.argv[1]
-PASSED = 0
-FAILED = 0
-
-
-def check(name, cond, detail=""):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED += 1
-        print(f"FAIL {name}: {detail}", flush=True)
 
 
 def pairs(text):
@@ -484,8 +474,7 @@ def main():
     test_crypto()
     test_interactive()
     test_empty_and_misc()
-    print(f"{PASSED} passed, {FAILED} failed")
-    return 1 if FAILED else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -19,10 +19,9 @@ import sys
 import tempfile
 
 import msgpack
+from tally import check, finish
 
 TOOL = sys.argv[1]
-PASSED = 0
-FAILED = 0
 
 MASTER = "61" * 32
 OLD_MASTER = "62" * 32
@@ -34,15 +33,6 @@ NONCE = "c10102030405060708090a0b"
 KAT_FRAME = ("434b030000004d7b2273223a202264656661756c74222c20226d223a207b22666f726d6174223a2"
              "0226d73677061636b222c2022636f6d70726573736564223a2066616c73657d2c202276223a2022"
              "322e30227d68656c6c6f2c2063616368656b697421")
-
-
-def check(name, cond, detail=""):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED += 1
-        print(f"FAIL {name}: {detail}", flush=True)
 
 
 def pack(obj):
@@ -266,8 +256,7 @@ def main():
     test_inputs()
     test_encrypted()
     test_usage()
-    print(f"{PASSED} passed, {FAILED} failed")
-    return 1 if FAILED else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -26,31 +26,16 @@ func TestWrapUnderFailOpenWhileRedisIsStopped(t *testing.T) {
 	srv.Pause()
 	defer srv.Resume()
 
-	const callers = 8
-	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
-	for i := 0; i < callers; i++ {
-		wg.Add(1)
-		go func(id int64) {
-			defer wg.Done()
-			for round := 0; round < 2; round++ {
-				u, err := get(ctx, id)
-				if err != nil || u.ID != id || u.Name != fmt.Sprint("u", id) {
-					errs <- fmt.Errorf("caller %d round %d: %#v, %v", id, round, u, err)
-					return
-				}
+	callWhileStopped(t, 8, func(i int) error {
+		id := int64(100 + i%4) // pairs of callers share a key: merged loads too
+		for round := 0; round < 2; round++ {
+			u, err := get(ctx, id)
+			if err != nil || u.ID != id || u.Name != fmt.Sprint("u", id) {
+				return fmt.Errorf("caller %d round %d: %#v, %v", id, round, u, err)
 			}
-		}(int64(100 + i%4)) // pairs of callers share a key: merged loads too
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if elapsed := time.Since(start); elapsed > 20*time.Second {
-		t.Fatalf("callers took %v with Redis stopped; the command timeout is 100 ms", elapsed)
-	}
+		}
+		return nil
+	})
 }
 
 // GetOrLoad under the same outage: the loader's value, no error, in bounded
@@ -68,17 +53,30 @@ func TestGetOrLoadUnderFailOpenWhileRedisIsStopped(t *testing.T) {
 	srv.Pause()
 	defer srv.Resume()
 
+	callWhileStopped(t, 8, func(i int) error {
+		key := fmt.Sprintf("users:get_user:cold%d", i%4) // pairs share a key
+		v, err := c.GetOrLoad(ctx, "users", key, load)
+		if err != nil || string(v) != string(msgStr("loaded")) {
+			return fmt.Errorf("caller %d: %q, %v", i, v, err)
+		}
+		return nil
+	})
+}
+
+// callWhileStopped runs n callers at once (call(i) for i < n) while Redis is
+// stopped: each error a caller returns fails the test, and so do callers that
+// take longer than a bound far above the tests' 100 ms command timeout.
+func callWhileStopped(t *testing.T, n int, call func(i int) error) {
+	t.Helper()
 	start := time.Now()
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for i := 0; i < 8; i++ {
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			key := fmt.Sprintf("users:get_user:cold%d", i%4) // pairs share a key
-			v, err := c.GetOrLoad(ctx, "users", key, load)
-			if err != nil || string(v) != string(msgStr("loaded")) {
-				errs <- fmt.Errorf("caller %d: %q, %v", i, v, err)
+			if err := call(i); err != nil {
+				errs <- err
 			}
 		}(i)
 	}
@@ -105,44 +103,29 @@ func TestWrapDuringCloseReturnsErrClosed(t *testing.T) {
 		return user{ID: id, Tags: tags}, nil
 	})
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	bad := make(chan error, 16)
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
+	callers := make([]func(stop <-chan struct{}) error, 8)
+	for g := range callers {
+		callers[g] = func(stop <-chan struct{}) error {
 			for i := 0; ; i++ {
 				u, err := get(ctx, int64(i%50), []string{"t"})
 				switch {
 				case err == nil && u.ID != int64(i%50):
-					bad <- fmt.Errorf("goroutine %d: wrong value %#v", g, u)
-					return
+					return fmt.Errorf("goroutine %d: wrong value %#v", g, u)
 				case err != nil && !errors.Is(err, ErrClosed):
-					bad <- fmt.Errorf("goroutine %d: %v, want ErrClosed", g, err)
-					return
+					return fmt.Errorf("goroutine %d: %v, want ErrClosed", g, err)
 				}
 				select {
 				case <-stop:
 					if _, err := get(ctx, 1, nil); !errors.Is(err, ErrClosed) {
-						bad <- fmt.Errorf("goroutine %d after Close: %v, want ErrClosed", g, err)
+						return fmt.Errorf("goroutine %d after Close: %v, want ErrClosed", g, err)
 					}
-					return
+					return nil
 				default:
 				}
 			}
-		}(g)
+		}
 	}
-	time.Sleep(50 * time.Millisecond)
-	if err := c.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	close(stop)
-	wg.Wait()
-	close(bad)
-	for err := range bad {
-		t.Error(err)
-	}
+	closeWhileCalling(t, c, callers)
 }
 
 // Close while goroutines call every method of the cache (reads, writes,
@@ -178,41 +161,55 @@ func TestCloseWhileEveryMethodIsInUse(t *testing.T) {
 				func(i int) error { _, err := c.Stats("users"); return err },
 				func(i int) error { _, err := c.MetricsText(); return err },
 			}
-			var wg sync.WaitGroup
-			stop := make(chan struct{})
-			bad := make(chan error, 2*len(calls))
+			var callers []func(stop <-chan struct{}) error
 			for g, call := range calls {
-				for copies := 0; copies < 2; copies++ {
-					wg.Add(1)
-					go func(g int, call func(int) error) {
-						defer wg.Done()
-						for i := 0; ; i++ {
-							if err := call(i); err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrNotFound) {
-								bad <- fmt.Errorf("call %d: %v", g, err)
-								return
-							}
-							select {
-							case <-stop:
-								if err := call(i); !errors.Is(err, ErrClosed) {
-									bad <- fmt.Errorf("call %d after Close: %v, want ErrClosed", g, err)
-								}
-								return
-							default:
-							}
+				caller := func(stop <-chan struct{}) error {
+					for i := 0; ; i++ {
+						if err := call(i); err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrNotFound) {
+							return fmt.Errorf("call %d: %v", g, err)
 						}
-					}(g, call)
+						select {
+						case <-stop:
+							if err := call(i); !errors.Is(err, ErrClosed) {
+								return fmt.Errorf("call %d after Close: %v, want ErrClosed", g, err)
+							}
+							return nil
+						default:
+						}
+					}
 				}
+				callers = append(callers, caller, caller) // two goroutines per method
 			}
-			time.Sleep(50 * time.Millisecond)
-			if err := c.Close(); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			close(stop)
-			wg.Wait()
-			close(bad)
-			for err := range bad {
-				t.Error(err)
-			}
+			closeWhileCalling(t, c, callers)
 		})
+	}
+}
+
+// closeWhileCalling runs each caller in a goroutine of its own, closes c once
+// they are under way, then closes `stop` (a caller's cue to check a call after
+// Close and return); every error a caller returns fails the test.
+func closeWhileCalling(t *testing.T, c *Cache, callers []func(stop <-chan struct{}) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	bad := make(chan error, len(callers))
+	for _, caller := range callers {
+		wg.Add(1)
+		go func(caller func(<-chan struct{}) error) {
+			defer wg.Done()
+			if err := caller(stop); err != nil {
+				bad <- err
+			}
+		}(caller)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	close(stop)
+	wg.Wait()
+	close(bad)
+	for err := range bad {
+		t.Error(err)
 	}
 }

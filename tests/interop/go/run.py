@@ -15,19 +15,12 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def go_binary() -> str:
-    go = shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else "")
-    if not go:
-        print("FAILED: the Go toolchain is missing (not on PATH, not at /usr/local/go/bin/go)", flush=True)
-        sys.exit(1)
-    return go
+sys.path.insert(0, os.path.dirname(HERE))
+from gopeer import build_peer  # noqa: E402
 
 
 def main() -> int:
@@ -51,22 +44,7 @@ def main() -> int:
         print("FAILED: could not build the Python wrapper's extensions", flush=True)
         return 1
 
-    go = go_binary()
-    peer_dir = os.path.join(HERE, "peer")
-    r = subprocess.run([go, "mod", "download"], cwd=peer_dir, env=env, capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        sys.stdout.write(r.stdout + r.stderr)
-        if re.search(r"SECURITY ERROR|checksum mismatch|verifying", r.stdout + r.stderr, re.I):
-            print("FAILED: a Go module does not match go.sum", flush=True)
-            return 1
-        print("SKIPPED: the Go module proxy cannot be reached for the peer's pinned modules", flush=True)
-        return 77
-    peer = os.path.join(a.out, "peer")
-    r = subprocess.run([go, "build", "-o", peer, "."], cwd=peer_dir, env=env, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.stdout.write(r.stdout + r.stderr)
-        print("FAILED: could not build the Go peer", flush=True)
-        return 1
+    peer = build_peer(os.path.join(HERE, "peer"), os.path.join(a.out, "peer"), env)
 
     env["PYTHONPATH"] = os.pathsep.join([pyext, os.path.join(a.source_root, "wrappers", "python")])
     env["CACHEKIT_GO_PEER"] = peer

@@ -20,12 +20,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import pyvenv  # noqa: E402
-from python_interop import build_ours  # noqa: E402
+from python_interop import build_ours, run_with_redis  # noqa: E402
 from python_rust_interop import RustRunner  # noqa: E402
 
 OFFLINE = re.compile(r"failed to (download|get|query|fetch)|could not resolve|network|timed out|spurious|connect", re.I)
@@ -69,20 +68,10 @@ def main() -> int:
     target_dir = os.path.abspath(a.target_dir or os.path.join(a.work, "cargo-target"))
     rs_binary = build_rust_side(a.build_dir, target_dir)
     ours_env = build_ours(a.build_dir, a.source_root, a.work)
-    from conftest import RedisServer  # the python suite's redis-server starter (free loopback port)
-
-    with tempfile.TemporaryDirectory(prefix="cachekit-rust-python-") as tmp:
-        server = RedisServer(tmp)
-        runner = OursRunner(rs_binary, os.path.join(a.build_dir, "src"), ours_env, "", server.port, tmp, "")
-        try:
-            runner.scenarios()
-        finally:
-            runner.redis.close()
-            server.stop()
-    print(f"interop python <-> rust #[cached]: {runner.passed} checks passed, {len(runner.failures)} failed")
-    for f in runner.failures:
-        print("  FAILED:", f)
-    return 1 if runner.failures else 0
+    lib_dir = os.path.join(a.build_dir, "src")
+    return run_with_redis("interop python <-> rust #[cached]", "cachekit-rust-python-",
+                          lambda port, tmp: OursRunner(rs_binary, lib_dir, ours_env, "", port, tmp, ""),
+                          lambda runner, tmp: runner.scenarios())
 
 
 if __name__ == "__main__":

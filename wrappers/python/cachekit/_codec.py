@@ -177,17 +177,25 @@ def _fromiso_time(s: str) -> _dt.time:
     return _dt.time.fromisoformat(s)
 
 
+# The temporal markers both object hooks restore, each with its parser.
+_REVIVERS = (("__datetime__", _fromiso_dt), ("__date__", _dt.date.fromisoformat), ("__time__", _fromiso_time))
+
+
+def _temporal(d: dict, v: Any) -> Any:
+    """d's temporal marker's value restored (its parser's error when it does not
+    parse), or d itself when no temporal marker is set to exactly True."""
+    for marker, parse in _REVIVERS:
+        if d.get(marker) is True:
+            return parse(v)
+    return d
+
+
 def _revive(d: dict) -> Any:
     if len(d) == 2 and "value" in d:
         v = d["value"]
         if isinstance(v, str):
             try:
-                if d.get("__datetime__") is True:
-                    return _fromiso_dt(v)
-                if d.get("__date__") is True:
-                    return _dt.date.fromisoformat(v)
-                if d.get("__time__") is True:
-                    return _fromiso_time(v)
+                return _temporal(d, v)
             except ValueError:
                 return d
     return d
@@ -208,12 +216,9 @@ def _revive_auto(d: dict) -> Any:
         return d
     v = d["value"]
     try:
-        if d.get("__datetime__") is True:
-            return _fromiso_dt(v)
-        if d.get("__date__") is True:
-            return _dt.date.fromisoformat(v)
-        if d.get("__time__") is True:
-            return _fromiso_time(v)
+        t = _temporal(d, v)
+        if t is not d:
+            return t
         if d.get("__uuid__") is True:
             return uuid.UUID(v)
         if d.get("__tuple__") is True:

@@ -7,24 +7,24 @@ from conftest import define, vector_params
 from cachekit import Backend, CoreCache, cache
 
 
-@pytest.mark.parametrize("v", vector_params("python-frame.json", "frame_vectors"))
-def test_reference_frame_read(v):
-    if "value_json" not in v:
-        # raw_payload_frame / arrow: not a standard-serializer value; the cache must not
-        # return them as a value (serializer mismatch or failed envelope check -> miss).
-        backend = Backend("memory://")
-        f = define("get_user")
-        g = cache(backend=backend, namespace="test")(f)
-        key = g._cachekit.key_for((42,), {})
-        backend.set(key, bytes.fromhex(v["frame_hex"]))
-        assert g(42) == {"n": 1, "args": [42]}
-        assert len(f.calls) == 1
-        return
+def _seeded(frame_hex: str):
+    """get_user cached on a memory backend whose entry for get_user(42) is the frame."""
     backend = Backend("memory://")
     f = define("get_user")
     g = cache(backend=backend, namespace="test")(f)
-    key = g._cachekit.key_for((42,), {})
-    backend.set(key, bytes.fromhex(v["frame_hex"]))
+    backend.set(g._cachekit.key_for((42,), {}), bytes.fromhex(frame_hex))
+    return f, g
+
+
+@pytest.mark.parametrize("v", vector_params("python-frame.json", "frame_vectors"))
+def test_reference_frame_read(v):
+    f, g = _seeded(v["frame_hex"])
+    if "value_json" not in v:
+        # raw_payload_frame / arrow: not a standard-serializer value; the cache must not
+        # return them as a value (serializer mismatch or failed envelope check -> miss).
+        assert g(42) == {"n": 1, "args": [42]}
+        assert len(f.calls) == 1
+        return
     assert g(42) == v["value_json"]
     assert f.calls == []
     info = g.cache_info()
@@ -45,11 +45,7 @@ def test_reference_frame_file_backend(v, tmp_path):
 
 @pytest.mark.parametrize("v", vector_params("python-frame.json", "error_vectors"))
 def test_malformed_frame_is_a_miss(v):
-    backend = Backend("memory://")
-    f = define("get_user")
-    g = cache(backend=backend, namespace="test")(f)
-    key = g._cachekit.key_for((42,), {})
-    backend.set(key, bytes.fromhex(v["frame_hex"]))
+    f, g = _seeded(v["frame_hex"])
     assert g(42) == {"n": 1, "args": [42]}
     assert len(f.calls) == 1
     # the refused entry was replaced by a good one

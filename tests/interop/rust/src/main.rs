@@ -3,8 +3,11 @@
 //! Each side's function body counts its runs: a read of the other side's value
 //! must not run it. Exit 0 when every check passed, 1 otherwise; 77 (skipped)
 //! without redis-server.
+#[path = "../../rust_python/src/ours_side.rs"]
 mod ours_side;
 mod py_side;
+#[path = "../../rust_python/src/side_job.rs"]
+mod side_job;
 #[path = "../../../../wrappers/rust/libcachekit/tests/support/mod.rs"]
 mod support;
 
@@ -102,7 +105,8 @@ fn main() {
         }
         return;
     }
-    // `ours-side '<json job>'`: our #[cached] in a Go <-> Rust scenario (ours_side.rs).
+    // `ours-side '<json job>'`: our #[cached] in a Go <-> Rust scenario
+    // (../rust_python/src/ours_side.rs).
     if args.len() == 3 && args[1] == "ours-side" {
         if let Err(e) = ours_side::run(&args[2]) {
             eprintln!("interop-rust ours-side: {e}");

@@ -6,57 +6,18 @@
 //! ran the function body and the value it got (as JSON).
 //!
 //! The namespace and operation are literals in cachekit-rs's attribute, so the job's
-//! must be the ones below; the argument cases mirror side.py's `CASES` / `RS_CASES`.
+//! must be the ones below (rsplain, rsvault: side_job.rs checks); the argument cases
+//! mirror side.py's `CASES` / `RS_CASES`.
 // The functions' arguments only key the entry: their bodies ignore them.
 #![allow(unused_variables)]
 
+use crate::side_job::{self, three_c, Answer, Job};
 use cachekit::interop::InteropValue;
 use cachekit::{CacheKit, CachekitError};
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-pub const PLAIN_NAMESPACE: &str = "rsplain";
-pub const SECURE_NAMESPACE: &str = "rsvault";
-
-static RAN: AtomicUsize = AtomicUsize::new(0);
-
-/// The value every function returns; side.py's `rs_answer` builds the same map.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Answer {
-    writer: String,
-    op: String,
-    tags: Vec<String>,
-    score: f64,
-    big: u64,
-    neg: i64,
-    none: Option<i64>,
-    nested: BTreeMap<String, Vec<i64>>,
-}
 
 fn answer(op: &str) -> Result<Answer, CachekitError> {
-    Ok(answer_value(op))
-}
-
-/// How many times a function body ran in this process (ours_side.rs's too).
-pub fn runs() -> usize {
-    RAN.load(Ordering::SeqCst)
-}
-
-/// Every function's value, counted as a run.
-pub fn answer_value(op: &str) -> Answer {
-    RAN.fetch_add(1, Ordering::SeqCst);
-    Answer {
-        writer: "rs".into(),
-        op: op.into(),
-        tags: vec!["a".into(), "b".into()],
-        score: 1.5,
-        big: u64::MAX,
-        neg: i64::MIN,
-        none: None,
-        nested: BTreeMap::from([("k".to_string(), vec![1, 2])]),
-    }
+    Ok(side_job::answer(op))
 }
 
 // Plain (`rsplain`) and encrypted (`rsvault`, `secure`): one argument of any kind of the
@@ -134,10 +95,6 @@ fn one_arg(case: &str) -> Option<V> {
     })
 }
 
-fn str_at<'a>(job: &'a Value, path: &[&str]) -> Option<&'a str> {
-    path.iter().try_fold(job, |v, k| v.get(k))?.as_str()
-}
-
 async fn call(ck: &CacheKit, secure: bool, function: &str, case: &str) -> Result<Answer, String> {
     let e = |e: CachekitError| e.to_string();
     match (function, secure) {
@@ -146,12 +103,7 @@ async fn call(ck: &CacheKit, secure: bool, function: &str, case: &str) -> Result
             if secure { secure_one(ck, a).await } else { plain_one(ck, a).await }.map_err(e)
         }
         ("three", _) => {
-            // "defaults": Python binds c=2.5 from the signature; "all": passed explicitly.
-            let c = match case {
-                "defaults" => 2.5,
-                "all" => 0.25,
-                _ => return Err(format!("unknown case {case}")),
-            };
+            let c = three_c(case).ok_or_else(|| format!("unknown case {case}"))?;
             let b = "x".to_string();
             if secure { secure_three(ck, 1, b, c).await } else { plain_three(ck, 1, b, c).await }.map_err(e)
         }
@@ -169,39 +121,20 @@ async fn call(ck: &CacheKit, secure: bool, function: &str, case: &str) -> Result
 
 /// Runs the job; Err for a job this side cannot run (bad JSON, namespace, client).
 pub fn run(job: &str) -> Result<(), String> {
-    let job: Value = serde_json::from_str(job).map_err(|e| format!("job: {e}"))?;
-    let url = str_at(&job, &["backend", "redis"]).ok_or("job: backend.redis missing")?;
-    let function = str_at(&job, &["function"]).ok_or("job: function missing")?;
-    let secure = job.pointer("/options/encryption").and_then(Value::as_bool).unwrap_or(false);
-    let namespace = if secure { SECURE_NAMESPACE } else { PLAIN_NAMESPACE };
-    if str_at(&job, &["namespace"]) != Some(namespace) || str_at(&job, &["interop"]) != Some(function) {
-        return Err(format!("job: cachekit-rs's functions here are namespace {namespace}, interop = function"));
-    }
+    let job = Job::parse(job)?;
+    let url = job.str("/backend/redis").ok_or("job: backend.redis missing")?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
     let ck = rt.block_on(async {
-        let builder = if secure {
-            let key = str_at(&job, &["options", "master_key"]).ok_or("job: options.master_key missing")?;
+        let builder = if job.secure {
+            let key = job.str("/options/master_key").ok_or("job: options.master_key missing")?;
             CacheKit::secure(url, key).await
         } else {
             CacheKit::minimal(url).await
         };
         builder.map_err(|e| e.to_string())?.no_l1().build().map_err(|e| e.to_string())
     })?;
-    let cases = job.get("cases").and_then(Value::as_array).ok_or("job: cases missing")?;
-    let mut results = Vec::new();
-    for case in cases {
-        let case = case.as_str().ok_or("job: a case is not a string")?;
-        let before = RAN.load(Ordering::SeqCst);
-        let got = rt.block_on(call(&ck, secure, function, case));
-        let ran = RAN.load(Ordering::SeqCst) > before;
-        results.push(match got {
-            Ok(v) => json!({"case": case, "ran": ran, "value": v}),
-            Err(e) => json!({"case": case, "error": e}),
-        });
-    }
-    println!("{}", json!({"side": "rs", "results": results}));
-    Ok(())
+    job.run_cases("rs", |case| rt.block_on(call(&ck, job.secure, &job.function, case)))
 }
