@@ -65,6 +65,11 @@ CASES = [
     Case("C2", "cluster/cluster_bench", "C2/spread", "C2/one-node", "items_per_second", "keys/s", 2.0, "higher",
          "get_many of 100 keys that all live on one node (one hash tag), through the same cluster backend; "
          "ratio = spread keys/s / one-node keys/s"),
+    Case("C3-hit-cluster", "cluster/cluster_bench", "C3hit-cluster/tracking", "C3hit-cluster/off", "cpu_time", "ns",
+         1.05, "lower", "the same L1 hit (100 B, C API) on a cache without coherence, on the same cluster"),
+    Case("C3-lag-cluster", "cluster/cluster_bench", "C3lag-cluster", "C3lag-cluster", "lag_p99_us", "us", 0.0, "lower",
+         "the raw SET's own round trip p99 to the key's primary in the same run (report only; target: lag p99 "
+         "< 2000 us absolute)", anchor_metric="rtt_p99_us"),
     Case("B10", "redis/redis_bench", "B10/batch", "B10/sequential", "items_per_second", "keys/s", 10.0, "higher",
          "100 sequential Backend::get calls; ratio = batch keys/s / sequential keys/s"),
     # H2 (issue 18): report only; docs/performance.md says what the figures mean for admission.

@@ -4,27 +4,27 @@
 // C2: get_many of 100 keys spread over the 3 primaries vs get_many of 100
 // keys that all live on one node (one hash tag), both through the cluster
 // backend, in keys per second: what pipelining to the nodes in parallel buys.
+// C3-cluster: the C3 cases (bench/cache/coherence_cases.hpp) on the
+// cluster: an L1 hit with tracking on beside off, and the propagation lag
+// of a raw SET sent to the key's primary (one feed per primary).
 // Builds its own 6-node cluster on loopback and stops it at exit.
-#include <benchmark/benchmark.h>
-#include <hiredis/hiredis.h>
-
 #include <chrono>
-#include <cstdio>
 #include <memory>
-#include <random>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cluster_harness.hpp"
+#include "coherence_cases.hpp"
 #include "l2/cluster_slots.hpp"
 #include "l2/redis_cluster_backend.hpp"
-#include "util/buffer.hpp"
+#include "redis_bench_main.hpp"
 
 namespace {
 
 using cachekit::Buffer;
+using cachekit::bench::payload;
 using cachekit::l2::Deadline;
 using namespace std::chrono_literals;
 
@@ -32,16 +32,9 @@ constexpr int kWarmup = 200;
 constexpr size_t kBatch = 100;
 
 std::unique_ptr<cachekit::l2::Backend> backend;
-redisContext *raw = nullptr;
+std::unique_ptr<cachekit::bench::RawConnection> raw;
 std::vector<std::string> spread_keys, one_node_keys;
 std::vector<std::string_view> spread_views, one_node_views;
-
-std::string payload(size_t n) {
-    std::mt19937 rng(42);
-    std::string out(n, '\0');
-    for (auto &c : out) c = static_cast<char>('a' + rng() % 26);
-    return out;
-}
 
 void C1_cachekit(benchmark::State &state) {
     Buffer out;
@@ -55,18 +48,9 @@ void C1_cachekit(benchmark::State &state) {
 
 void C1_anchor(benchmark::State &state) {
     Buffer out;
-    auto get = [&] {
-        auto *reply = static_cast<redisReply *>(redisCommand(raw, "GET %b", "c1:100", size_t(6)));
-        if (reply == nullptr || reply->type != REDIS_REPLY_STRING) {
-            std::fprintf(stderr, "anchor GET failed\n");
-            std::abort();
-        }
-        cachekit::buf_assign(out.get(), reply->str, reply->len);
-        freeReplyObject(reply);
-    };
-    for (int i = 0; i < kWarmup; ++i) get();
+    for (int i = 0; i < kWarmup; ++i) raw->get("c1:100", out);
     for (auto _ : state) {
-        get();
+        raw->get("c1:100", out);
         benchmark::DoNotOptimize(out.data());
     }
     if (out.size() != 100) state.SkipWithError("wrong value size");
@@ -90,21 +74,12 @@ void C2(benchmark::State &state, const std::vector<std::string_view> *keys) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    if (cachekit::testing::RedisServer::find_binary().empty()) {
-        std::fprintf(stderr, "cluster_bench: redis-server is not installed; skipping\n");
-        return 77;
-    }
-    int status = 0;
-    try {
+    return cachekit::bench::redis_bench_main(argc, argv, "cluster_bench", [] {
+        namespace c3 = cachekit::bench::c3;
         cachekit::testing::RedisCluster cluster;
         backend = cachekit::l2::open_redis_cluster(cachekit::l2::parse_cluster_url(cluster.url()));
-        const int owner = cluster.owner_of(cachekit::l2::cluster::key_slot("c1:100"));
-        timeval tv{5, 0};
-        raw = redisConnectWithTimeout("127.0.0.1", owner, tv);
-        if (raw == nullptr || raw->err) throw std::runtime_error("cannot connect the anchor");
-        redisSetTimeout(raw, tv);
+        raw = std::make_unique<cachekit::bench::RawConnection>(
+            cluster.owner_of(cachekit::l2::cluster::key_slot("c1:100")));
 
         const std::string small = payload(100);
         backend->set("c1:100", small, std::nullopt, Deadline::after(5000ms));
@@ -128,13 +103,17 @@ int main(int argc, char **argv) {
         benchmark::RegisterBenchmark("C1/anchor", C1_anchor)->UseRealTime();
         benchmark::RegisterBenchmark("C2/spread", C2, &spread_views)->UseRealTime();
         benchmark::RegisterBenchmark("C2/one-node", C2, &one_node_views)->UseRealTime();
-        benchmark::RunSpecifiedBenchmarks();
-        benchmark::Shutdown();
-    } catch (const std::exception &e) {
-        std::fprintf(stderr, "cluster_bench: %s\n", e.what());
-        status = 1;
-    }
-    if (raw) redisFree(raw);
-    backend.reset();
-    return status;
+        // C3 on the cluster: the raw SET goes to the primary that owns the stored key.
+        std::unique_ptr<cachekit::bench::RawConnection> c3_raw;
+        c3::Target c3_target;
+        c3::setup_and_register(&c3_target, cluster.url(), "-cluster", [&] {
+            c3_raw = std::make_unique<cachekit::bench::RawConnection>(
+                cluster.owner_of(cachekit::l2::cluster::key_slot(c3::kStoredKey)));
+            return c3_raw->get();
+        });
+        cachekit::bench::run_registered();
+        c3::close(&c3_target);
+        raw.reset();
+        backend.reset();
+    });
 }

@@ -3,24 +3,19 @@
 // buffer), for 100 B and 14 KiB values. B10: get_many of 100 keys (one MGET)
 // vs 100 sequential Backend::get calls, in keys per second.
 // Starts its own redis-server on a free loopback port and stops it at exit.
-#include <benchmark/benchmark.h>
-#include <hiredis/hiredis.h>
-
 #include <chrono>
-#include <cstdio>
 #include <memory>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "../../tests/redis/redis_server.hpp"
 #include "l2/redis_backend.hpp"
-#include "util/buffer.hpp"
+#include "redis_bench_main.hpp"
 
 namespace {
 
 using cachekit::Buffer;
+using cachekit::bench::payload;
 using cachekit::l2::Deadline;
 using namespace std::chrono_literals;
 
@@ -28,26 +23,9 @@ constexpr int kWarmup = 200;  // untimed calls before every timed run
 constexpr size_t kBatch = 100;
 
 std::unique_ptr<cachekit::l2::Backend> backend;
-redisContext *raw = nullptr;
+std::unique_ptr<cachekit::bench::RawConnection> raw;
 std::vector<std::string> batch_keys;
 std::vector<std::string_view> batch_views;
-
-std::string payload(size_t n) {
-    std::mt19937 rng(42);
-    std::string out(n, '\0');
-    for (auto &c : out) c = static_cast<char>('a' + rng() % 26);
-    return out;
-}
-
-void anchor_get(std::string_view key, Buffer &out) {
-    auto *reply = static_cast<redisReply *>(redisCommand(raw, "GET %b", key.data(), key.size()));
-    if (reply == nullptr || reply->type != REDIS_REPLY_STRING) {
-        std::fprintf(stderr, "anchor GET failed\n");
-        std::abort();
-    }
-    cachekit::buf_assign(out.get(), reply->str, reply->len);
-    freeReplyObject(reply);
-}
 
 void B8_cachekit(benchmark::State &state, std::string key, size_t size) {
     Buffer out;
@@ -62,9 +40,9 @@ void B8_cachekit(benchmark::State &state, std::string key, size_t size) {
 
 void B8_anchor(benchmark::State &state, std::string key, size_t size) {
     Buffer out;
-    for (int i = 0; i < kWarmup; ++i) anchor_get(key, out);
+    for (int i = 0; i < kWarmup; ++i) raw->get(key, out);
     for (auto _ : state) {
-        anchor_get(key, out);
+        raw->get(key, out);
         benchmark::DoNotOptimize(out.data());
     }
     if (out.size() != size) state.SkipWithError("wrong value size");
@@ -102,20 +80,10 @@ void B10_sequential(benchmark::State &state) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    if (cachekit::testing::RedisServer::find_binary().empty()) {
-        std::fprintf(stderr, "redis_bench: redis-server is not installed; skipping\n");
-        return 77;
-    }
-    int status = 0;
-    try {
+    return cachekit::bench::redis_bench_main(argc, argv, "redis_bench", [] {
         cachekit::testing::RedisServer server;
         backend = cachekit::l2::open_redis(cachekit::l2::parse_redis_url(server.url()));
-        timeval tv{5, 0};
-        raw = redisConnectWithTimeout("127.0.0.1", server.port(), tv);
-        if (raw == nullptr || raw->err) throw std::runtime_error("cannot connect the anchor");
-        redisSetTimeout(raw, tv);
+        raw = std::make_unique<cachekit::bench::RawConnection>(server.port());
 
         const std::string small = payload(100), large = payload(14 * 1024);
         backend->set("b8:100", small, std::nullopt, Deadline::after(5000ms));
@@ -134,13 +102,8 @@ int main(int argc, char **argv) {
         benchmark::RegisterBenchmark("B8-14k/anchor", B8_anchor, std::string("b8:14k"), large.size())->UseRealTime();
         benchmark::RegisterBenchmark("B10/batch", B10_batch)->UseRealTime();
         benchmark::RegisterBenchmark("B10/sequential", B10_sequential)->UseRealTime();
-        benchmark::RunSpecifiedBenchmarks();
-        benchmark::Shutdown();
-    } catch (const std::exception &e) {
-        std::fprintf(stderr, "redis_bench: %s\n", e.what());
-        status = 1;
-    }
-    if (raw) redisFree(raw);
-    backend.reset();
-    return status;
+        cachekit::bench::run_registered();
+        raw.reset();
+        backend.reset();
+    });
 }

@@ -8,10 +8,13 @@
 //
 // One exchange = one connection of one node: the commands are written in one
 // go (after ASKING for an ASK redirect, after READONLY on a replica) and
-// every reply is read. The first reply decides: MOVED -> fix the slot, ask
+// every reply is read. The first redirected reply decides (a multi-command
+// exchange is reads only, so it can run again): MOVED -> fix the slot, ask
 // for a refresh, go to the named node; ASK -> the named node, this time
 // only; TRYAGAIN / CLUSTERDOWN / LOADING -> wait (10 ms doubling, within
-// the deadline) and go again. At most kMaxRedirects hops.
+// the deadline) and go again. From the third redirect of a call on, the
+// same wait before each hop (nodes that disagree mid-reshard bounce a key
+// between them for a moment). At most kMaxRedirects hops.
 //
 // A node's failure (I/O, timeout) is its breaker's failure and a KeyFault
 // for the call (the outer ResilientBackend does not count it against the
@@ -409,8 +412,12 @@ private:
         const int16_t shard = v->topology.slot_shard[slot];
         if (shard < 0) {
             request_refresh();
-            fail(CACHEKIT_EBACKEND, "redis cluster: no node serves slot " + std::to_string(slot) +
-                                        (v->primaries.empty() ? ": " + no_map_reason() : ""));
+            // No map yet and the call's time spent asking for one (nodes that
+            // do not answer): a timeout, as on one server.
+            const bool out_of_time = v->primaries.empty() && deadline.remaining().count() == 0;
+            fail(out_of_time ? CACHEKIT_ETIMEOUT : CACHEKIT_EBACKEND,
+                 "redis cluster: no node serves slot " + std::to_string(slot) +
+                     (v->primaries.empty() ? ": " + no_map_reason() : ""));
         }
         return pick(*v, static_cast<size_t>(shard), read, replica);
     }
@@ -447,7 +454,13 @@ private:
             exchange(*node, cmds, n, asking, replica, deadline, replies);
             uint16_t to_slot = 0;
             NodeAddress to;
-            switch (redirect_of(*replies[0], &to_slot, &to)) {
+            // The first redirected reply decides: a slot can move between two
+            // commands of one exchange (GET answered, then PTTL MOVED during a
+            // reshard); such exchanges are reads, run again where the key is.
+            size_t at = 0;
+            Redirect redirect = Redirect::None;
+            while (at < replies.size() && (redirect = redirect_of(*replies[at], &to_slot, &to)) == Redirect::None) ++at;
+            switch (redirect) {
             case Redirect::None:
                 return parse(replies, node->redis.where());
             case Redirect::Moved:
@@ -466,7 +479,7 @@ private:
                 retried_.fetch_add(1, std::memory_order_relaxed);
                 if (deadline.remaining() <= backoff)
                     fail_key(CACHEKIT_ETIMEOUT, node->redis.where() + ": " + cmds[0].what + ": " +
-                                                    std::string(redis_replies::text(*replies[0])) +
+                                                    std::string(redis_replies::text(*replies[at])) +
                                                     " until the deadline");
                 std::this_thread::sleep_for(backoff);
                 backoff = std::min(backoff * 2, milliseconds(200));
@@ -474,6 +487,18 @@ private:
                 node = route(slot, read, deadline, &replica);
                 asking = false;
                 break;
+            }
+            // Redirected again and again: the nodes disagree for a moment (a
+            // reshard between its SETSLOTs: the source already names the
+            // target, the target, still importing, names the source). Wait for
+            // them to agree, within the deadline, instead of bouncing.
+            if (redirect != Redirect::Retry && hop >= 2) {
+                if (deadline.remaining() <= backoff)
+                    fail_key(CACHEKIT_ETIMEOUT, "redis cluster: " + std::string(cmds[0].what) + ": slot " +
+                                                    std::to_string(slot) +
+                                                    " still redirected between nodes at the deadline");
+                std::this_thread::sleep_for(backoff);
+                backoff = std::min(backoff * 2, milliseconds(200));
             }
             if (hop + 1 >= kMaxRedirects)
                 fail_key(CACHEKIT_EBACKEND, "redis cluster: " + std::string(cmds[0].what) + ": more than " +
@@ -717,7 +742,7 @@ private:
                                                               config_.node.command_timeout)};
                 RedisSession session(node->redis, each);
                 const char *argv[] = {"CLUSTER", "SHARDS"};
-                const size_t lens[] = {7, 6};
+                size_t lens[] = {7, 6};
                 session.append(2, argv, lens, ReplyShape::tree(kTopologyMaxElements));
                 Reply reply = session.next("CLUSTER SHARDS", each);
                 std::string why;
@@ -725,8 +750,13 @@ private:
                 if (reply->type == REDIS_REPLY_ERROR) {
                     // Before Redis 7: CLUSTER SLOTS.
                     argv[1] = "SLOTS";
+                    lens[1] = 5;
                     session.append(2, argv, lens, ReplyShape::tree(kTopologyMaxElements));
                     reply = session.next("CLUSTER SLOTS", each);
+                    if (reply->type == REDIS_REPLY_ERROR) {  // refused (NOAUTH, LOADING...): say why
+                        last_error = address.name() + ": CLUSTER SLOTS: " + std::string(redis_replies::text(*reply));
+                        continue;
+                    }
                     topology = cluster::parse_cluster_slots(*reply, &why);
                 } else {
                     topology = cluster::parse_cluster_shards(*reply, &why);

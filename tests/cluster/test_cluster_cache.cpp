@@ -4,14 +4,20 @@
 // namespace (SCAN + UNLINK on every primary), and clear. L1 coherence
 // (one invalidation feed per primary): a raw write through redis-cli -c on
 // another node reaches the cache's next read; one primary's feed killed
-// with CLIENT KILL flushes the L1 (no stale read). The cluster's counters
-// and per-node breakers in the metrics text.
+// with CLIENT KILL flushes the L1 (no stale read); no stale read while a
+// live reshard moves the keys' slots. The cluster's counters and per-node
+// breakers in the metrics text.
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cachekit/cachekit.h"
 #include "cluster_harness.hpp"
@@ -30,6 +36,7 @@ using cachekit::testing::RedisCluster;
 
 RedisCluster *g_cluster = nullptr;
 std::string g_url;
+constexpr const char *kPassword = "s3cret-pw";
 
 cachekit_cache *new_cache(bool lock = false) {
     cachekit_cache_options opts;
@@ -62,7 +69,7 @@ int loader(cachekit_load *load, void *) {
 
 int setup(void **) {
     try {
-        g_cluster = new RedisCluster(1000, "s3cret-pw");  // AUTH on every node
+        g_cluster = new RedisCluster(1000, kPassword);  // AUTH on every node
     } catch (const std::exception &e) {
         print_error("cannot build the cluster: %s\n", e.what());
         return -1;
@@ -160,6 +167,12 @@ cachekit_cache *coherent_cache(bool l1, const char *mode) {
     opts.backend_url = url.c_str();
     opts.key_prefix = kPrefix;
     opts.fail_closed = CACHEKIT_ON;
+    // Generous: a loaded machine (six nodes, a reshard) must not turn a slow call into an error.
+    static cachekit_backend_options backend;
+    assert_int_equal(cachekit_backend_options_init(&backend, sizeof backend), CACHEKIT_OK);
+    backend.command_timeout_ms = 2000;
+    backend.fail_closed = 1;
+    opts.backend_options = &backend;
     opts.l1 = l1 ? CACHEKIT_ON : CACHEKIT_OFF;
     cachekit_cache *cache = nullptr;
     assert_int_equal(cachekit_cache_new(&cache, &opts), CACHEKIT_OK);
@@ -225,6 +238,14 @@ void read_into_l1(cachekit_cache *c, const std::string &key, const std::string &
         Read r = read(c, key);
         return r.rc == CACHEKIT_OK && r.value == want && r.source == CACHEKIT_SOURCE_L1;
     }));
+}
+
+bool eventually_until(std::chrono::steady_clock::time_point until, const std::function<bool()> &f) {
+    while (std::chrono::steady_clock::now() < until) {
+        if (f()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return f();
 }
 
 bool eventually_reads(cachekit_cache *c, const std::string &key, const std::string &want) {
@@ -350,6 +371,225 @@ void test_cluster_metrics(void **) {
     cachekit_cache_free(a);
 }
 
+
+// ---- Coherence during a live reshard ------------------------------------
+
+// A raw client that routes as `redis-cli -c` does: one connection per node,
+// MOVED followed (and remembered per key), ASK answered with ASKING on the
+// named node, TRYAGAIN retried. Writes the stored bytes as a foreign client.
+class RawRouter {
+public:
+    ~RawRouter() {
+        for (auto &[port, c] : conns_) redisFree(c);
+    }
+    // SET key bytes, acknowledged (OK) by the node that owns the key now.
+    void set(const std::string &key, const std::string &bytes) {
+        int port = owner_.count(key) ? owner_[key] : g_cluster->port(0);
+        bool asking = false;
+        for (int attempt = 0; attempt < 50; ++attempt) {
+            redisContext *c = conn(port);
+            if (asking) freeReplyObject(redisCommand(c, "ASKING"));
+            auto *r = static_cast<redisReply *>(
+                redisCommand(c, "SET %b %b", key.data(), key.size(), bytes.data(), bytes.size()));
+            if (r == nullptr) fail_msg("raw SET %s: I/O error on %d", key.c_str(), port);
+            const std::string text = r->type == REDIS_REPLY_ERROR || r->type == REDIS_REPLY_STATUS
+                                         ? std::string(r->str, r->len)
+                                         : std::string();
+            freeReplyObject(r);
+            if (text == "OK") {
+                if (!asking) owner_[key] = port;
+                return;
+            }
+            asking = false;
+            if (text.rfind("MOVED ", 0) == 0 || text.rfind("ASK ", 0) == 0) {
+                asking = text[0] == 'A';
+                port = std::atoi(text.c_str() + text.rfind(':') + 1);
+            } else if (text.rfind("TRYAGAIN", 0) == 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            } else {
+                fail_msg("raw SET %s on %d: %s", key.c_str(), port, text.c_str());
+            }
+        }
+        fail_msg("raw SET %s: too many redirects", key.c_str());
+    }
+
+private:
+    redisContext *conn(int port) {
+        redisContext *&c = conns_[port];
+        if (c == nullptr) {
+            timeval tv{5, 0};
+            c = redisConnectWithTimeout("127.0.0.1", port, tv);
+            if (c == nullptr || c->err) fail_msg("cannot connect to %d", port);
+            redisSetTimeout(c, tv);
+            freeReplyObject(redisCommand(c, "AUTH %s", kPassword));
+        }
+        return c;
+    }
+    std::map<int, redisContext *> conns_;
+    std::map<std::string, int> owner_;
+};
+
+// The check, precisely: one writer changes one key at a time (a raw SET
+// routed to the owning node, or a put by a second cache W, alternately) and,
+// once the write is acknowledged and the invalidation has had time to arrive
+// (the bounded wait kBound, 5 s: generous for a loaded machine), every cache
+// (A, B and W) reads the new value, and keeps reading it. The check reads at
+// kSettle (200 ms) and, if the value is still the old one, again until the
+// bound: such late reads are counted and printed, a read still old at the
+// bound is a stale read (a lost invalidation: nothing else would fix it). Meanwhile two threads keep reading
+// every key into A's and B's L1 (fills racing the invalidations), and
+// `redis-cli --cluster reshard` moves 300 slots, the keys' among them, from
+// one primary to another and back, three times. No caller error anywhere (the caches fail closed),
+// no stale read after the wait.
+void test_coherence_during_live_reshard(void **) {
+    constexpr auto kSettle = std::chrono::milliseconds(200);  // when the check reads
+    constexpr auto kBound = std::chrono::seconds(5);          // the bounded wait: a message later than this is lost
+    cachekit_cache *a = coherent_cache(true, "tracking");
+    cachekit_cache *b = coherent_cache(true, "tracking");
+    cachekit_cache *w = coherent_cache(true, "tracking");
+    cachekit_cache *scratch = coherent_cache(false, "off");
+    wait_live(a);
+    wait_live(b);
+    wait_live(w);
+    // redis-cli's reshard table takes the source's lowest slots first: with
+    // the source owning slot 0, slots 0-299 move. 16 keys there, 8 elsewhere.
+    const int from = g_cluster->owner_of(0), to = g_cluster->owner_of(16383);
+    std::vector<std::string> keys;
+    int moving = 0, staying = 0;
+    for (int i = 0; moving < 16 || staying < 8; ++i) {
+        const std::string key = "rsh:" + std::to_string(i);
+        const bool in_range = slot_of(std::string(kPrefix) + key) < 300;
+        if (in_range && moving < 16) ++moving, keys.push_back(key);
+        if (!in_range && staying < 8) ++staying, keys.push_back(key);
+    }
+    // A pool of values with their stored bytes (written by a scratch cache
+    // under one hash tag and read raw; without encryption the stored form
+    // does not depend on the key).
+    constexpr int kPool = 64;
+    std::vector<std::string> values, stored;
+    const int pool_owner = g_cluster->owner_of(static_cast<unsigned>(slot_of(std::string(kPrefix) + "{pool}")));
+    for (int i = 0; i < kPool; ++i) {
+        values.push_back(mp("v" + std::to_string(i)));
+        const std::string pool_key = "{pool}" + std::to_string(i);
+        put(scratch, pool_key, values.back());
+        auto r = g_cluster->command(pool_owner, {"GET", std::string(kPrefix) + pool_key});
+        assert_true(r && r->type == REDIS_REPLY_STRING);
+        stored.emplace_back(r->str, r->len);
+    }
+    const std::set<std::string> known(values.begin(), values.end());
+    for (size_t k = 0; k < keys.size(); ++k) put(w, keys[k], values[0]);
+
+    std::atomic<bool> stop{false};
+    std::atomic<int> reader_errors{0};
+    std::mutex mu;
+    std::string first_reader_error;
+    auto reader = [&](cachekit_cache *c) {
+        while (!stop.load()) {
+            for (auto &key : keys) {
+                Read r = read(c, key);
+                if (r.rc != CACHEKIT_OK || known.count(r.value) == 0) {
+                    std::lock_guard<std::mutex> lock(mu);
+                    if (reader_errors++ == 0)
+                        first_reader_error = key + ": rc " + std::to_string(r.rc) + " " + cachekit_error_last_message();
+                }
+            }
+        }
+    };
+    std::thread ra(reader, a), rb(reader, b);
+    std::atomic<bool> resharded{false};
+    std::atomic<int> reshard_rc{-1};
+    // Three reshards, there and back and there again (the lowest slots of
+    // each source are slots 0-299 each time): more writes land mid-migration.
+    std::thread resharder([&] {
+        const std::string from_id = g_cluster->id_of(from), to_id = g_cluster->id_of(to);
+        int rc = 0;
+        for (int i = 0; i < 3 && rc == 0; ++i) {
+            const bool there = i % 2 == 0;
+            rc = g_cluster->cli({"--cluster", "reshard", "127.0.0.1:" + std::to_string(from), "--cluster-from",
+                                 there ? from_id : to_id, "--cluster-to", there ? to_id : from_id, "--cluster-slots",
+                                 "300", "--cluster-yes", "--cluster-pipeline", "1"});
+            if (rc == 0 && !g_cluster->wait_ok(std::chrono::seconds(20))) rc = -2;
+        }
+        reshard_rc = rc;
+        resharded = true;
+    });
+    RawRouter raw;
+    int writes = 0, raw_writes = 0, stale = 0, late = 0, writer_errors = 0;
+    long long max_late_ms = 0;
+    std::string first_stale;
+    // Until the reshard is over, then one more pass over every key.
+    for (size_t rounds_after = 0; rounds_after < keys.size(); ++writes) {
+        if (resharded.load()) ++rounds_after;
+        const std::string &key = keys[static_cast<size_t>(writes) % keys.size()];
+        const int v = 1 + writes % (kPool - 1);  // never the previous value of this key (24 writes apart)
+        if (writes % 2 == 0) {
+            raw.set(std::string(kPrefix) + key, stored[static_cast<size_t>(v)]);
+            ++raw_writes;
+        } else if (cachekit_cache_put(w, nullptr, key.data(), key.size(), values[v].data(), values[v].size(), 0) !=
+                   CACHEKIT_OK) {
+            ++writer_errors;
+            print_error("put %s: %s\n", key.c_str(), cachekit_error_last_message());
+            continue;
+        }
+        const auto acked = std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(kSettle);
+        for (cachekit_cache *c : {a, b, w}) {
+            const char *name = c == a ? "A" : c == b ? "B" : "W";
+            Read r = read(c, key);
+            if (r.rc == CACHEKIT_OK && r.value != values[v]) {
+                // Not yet: the message is late (a loaded machine) or lost. Late
+                // arrives within the bound; lost never does (no flush comes).
+                ++late;
+                const bool arrived = eventually_until(acked + kBound, [&] {
+                    r = read(c, key);
+                    return r.rc != CACHEKIT_OK || r.value == values[v];
+                });
+                const long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - acked).count();
+                max_late_ms = std::max(max_late_ms, ms);
+                print_message("late: %s write %d cache %s: %s %lld ms after the acknowledgement\n", key.c_str(),
+                              writes, name, arrived ? "new" : "STILL OLD", ms);
+                if (!arrived) {
+                    if (stale++ == 0)
+                        first_stale = key + " (write " + std::to_string(writes) + ", cache " + name + ", source " +
+                                      std::to_string(r.source) + ")";
+                    continue;
+                }
+            }
+            if (r.rc == CACHEKIT_OK && r.value == values[v]) r = read(c, key);  // and it stays new
+            if (r.rc != CACHEKIT_OK) {
+                ++writer_errors;
+                print_error("read %s after the write: rc %d\n", key.c_str(), r.rc);
+            } else if (r.value != values[v] && stale++ == 0) {
+                first_stale = key + " (write " + std::to_string(writes) + ", cache " + name + ", back to old)";
+            }
+        }
+    }
+    stop = true;
+    ra.join();
+    rb.join();
+    resharder.join();
+    int moved = 0;
+    for (auto &key : keys)
+        if (g_cluster->owner_of(static_cast<unsigned>(slot_of(std::string(kPrefix) + key))) == to) ++moved;
+    print_message("reshard: %d writes (%d raw, %d by put), %d of %zu keys moved, %d stale, %d late reads "
+                  "(latest %lld ms), %d reader errors\n",
+                  writes, raw_writes, writes - raw_writes, moved, keys.size(), stale, late, max_late_ms,
+                  reader_errors.load());
+    if (stale) print_error("first stale read: %s\n", first_stale.c_str());
+    if (reader_errors) print_error("first reader error: %s\n", first_reader_error.c_str());
+    assert_int_equal(reshard_rc.load(), 0);
+    assert_true(moved >= 16);  // the moving keys did move: the check ran across the migration
+    assert_int_equal(stale, 0);
+    assert_int_equal(writer_errors, 0);
+    assert_int_equal(reader_errors.load(), 0);
+    assert_true(g_cluster->wait_ok(std::chrono::seconds(10)));
+    cachekit_cache_free(scratch);
+    cachekit_cache_free(w);
+    cachekit_cache_free(b);
+    cachekit_cache_free(a);
+}
+
 }  // namespace
 
 int main() {
@@ -361,6 +601,7 @@ int main() {
         cmocka_unit_test(test_coherence_raw_write_on_another_node),
         cmocka_unit_test(test_coherence_killed_feed_flushes),
         cmocka_unit_test(test_cluster_metrics),
+        cmocka_unit_test(test_coherence_during_live_reshard),  // changes the cluster: last
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

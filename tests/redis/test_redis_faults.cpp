@@ -1,19 +1,39 @@
 // Faults: a paused server (SIGSTOP), a killed and restarted server, a wrong
 // password, an exhausted pool, a server that is not there at all.
+// One suite for both Redis backends: `test_redis_faults` runs the cases on a
+// private redis-server (suite redis), `test_redis_faults cluster` on a
+// private 6-node Redis Cluster whose nodes are all paused / killed /
+// restarted together (suite cluster; fault_target.hpp). Where the two
+// differ by design (one breaker for the whole L2 or one per node), the case
+// asks the target.
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "fault_target.hpp"
 #include "l2/open_backend.hpp"
 #include "redis_test_support.hpp"
 
 namespace {
 
 using cachekit::Buffer;
+using cachekit::testing::ClusterTarget;
+using cachekit::testing::FaultTarget;
 using cachekit::testing::RedisServer;
-using cachekit::testing::RedisServerOptions;
+using cachekit::testing::SingleTarget;
 using namespace std::chrono_literals;
+
+bool g_cluster = false;  // argv[1] == "cluster"
+constexpr const char *kPassword = ClusterTarget::kPassword;
+
+// The case's server: a fresh redis-server (with `password` when given), or
+// the shared cluster (always with kPassword), whole.
+std::shared_ptr<FaultTarget> target(const std::string &password = "") {
+    if (g_cluster) return std::shared_ptr<FaultTarget>(std::shared_ptr<void>(), &ClusterTarget::shared());
+    return std::make_shared<SingleTarget>(password);
+}
 
 bool mentions(const std::string &message, std::initializer_list<const char *> words) {
     for (const char *w : words)
@@ -22,13 +42,13 @@ bool mentions(const std::string &message, std::initializer_list<const char *> wo
 }
 
 void test_paused_server_times_out(void **) {
-    RedisServer server;
-    auto backend = rt::open_url(server.url(), 200ms, 2);
+    auto server = target();
+    auto backend = server->open(server->url(), 200ms, 2);
     backend->set("k", "v", std::nullopt, rt::soon());
     Buffer out;
     assert_true(backend->get("k", out.get(), rt::soon()));
 
-    server.pause();
+    server->pause();
     // The command timeout (200 ms) bounds the call although the deadline is 5 s away.
     std::string message;
     assert_int_equal(rt::error_of([&] { backend->get("k", out.get(), rt::soon()); }, &message), CACHEKIT_ETIMEOUT);
@@ -37,12 +57,12 @@ void test_paused_server_times_out(void **) {
     // kernel accepts the TCP connection, the stopped server never answers.
     assert_int_equal(rt::error_of([&] { backend->set("k2", "v", std::nullopt, rt::soon()); }), CACHEKIT_ETIMEOUT);
     // The deadline bounds it as well when it is the shorter one.
-    auto slow = rt::open_url(server.url(), 5000ms, 1);
+    auto slow = server->open(server->url(), 5000ms, 1);
     assert_int_equal(rt::error_of([&] { slow->get("k", out.get(), rt::Deadline::after(200ms)); }), CACHEKIT_ETIMEOUT);
     // A deadline already passed fails before any I/O.
     assert_int_equal(rt::error_of([&] { slow->get("k", out.get(), rt::Deadline::after(0ms)); }), CACHEKIT_ETIMEOUT);
 
-    server.resume();
+    server->resume();
     assert_true(rt::eventually([&] {
         try {
             return backend->get("k", out.get(), rt::soon()) && out.view() == "v";
@@ -59,32 +79,38 @@ void test_paused_server_times_out(void **) {
 // Through the resilience layer: a stopped server's timeouts are breaker
 // failures like errors; once it opens, calls fail fast without waiting.
 void test_timeouts_open_the_breaker(void **) {
-    RedisServer server;
+    auto server = target();
     cachekit::l2::OpenOptions options;
     options.resilience.command_timeout = 150ms;
     options.resilience.fail_open = false;
-    auto backend = cachekit::l2::open_backend(server.url(), options);
+    auto backend = cachekit::l2::open_backend(server->url(), options);
     Buffer out;
     assert_false(backend->get("k", out.get(), rt::soon()));
-    server.pause();
+    server->pause();
     for (int i = 0; i < 5; ++i) {
         auto t0 = std::chrono::steady_clock::now();
         assert_int_equal(rt::error_of([&] { backend->get("k", out.get(), rt::soon()); }), CACHEKIT_ETIMEOUT);
         assert_true(std::chrono::steady_clock::now() - t0 < 2000ms);  // one command timeout, generously
     }
-    assert_true(backend->breaker_state() == cachekit::l2::CircuitBreaker::State::Open);
-    assert_int_equal(backend->stats().timeouts, 5);
+    // One server: the whole L2's breaker. A cluster: the key's node's (the
+    // whole-L2 one stays closed, so one failed shard leaves the others on).
+    if (server->whole_l2_breaker()) {
+        assert_true(backend->breaker_state() == cachekit::l2::CircuitBreaker::State::Open);
+        assert_int_equal(backend->stats().timeouts, 5);
+    } else {
+        assert_true(backend->breaker_state() == cachekit::l2::CircuitBreaker::State::Closed);
+    }
     auto t0 = std::chrono::steady_clock::now();
     assert_int_equal(rt::error_of([&] { backend->get("k", out.get(), rt::soon()); }), CACHEKIT_ECIRCUIT_OPEN);
     assert_true(std::chrono::steady_clock::now() - t0 < 100ms);
-    server.resume();
+    server->resume();
 }
 
 void test_pool_exhausted_waits_for_deadline(void **) {
-    RedisServer server;
-    auto backend = rt::open_url(server.url(), 1500ms, 1);
+    auto server = target();
+    auto backend = server->open(server->url(), 1500ms, 1);
     backend->set("k", "v", std::nullopt, rt::soon());
-    server.pause();
+    server->pause();
     // One thread holds the only connection, stuck on the paused server...
     std::thread holder([&] {
         Buffer out;
@@ -99,7 +125,7 @@ void test_pool_exhausted_waits_for_deadline(void **) {
     assert_non_null(std::strstr(message.c_str(), "free connection"));
     print_message("pool exhausted: %s\n", message.c_str());
     holder.join();
-    server.resume();
+    server->resume();
     assert_true(rt::eventually([&] {
         try {
             return backend->get("k", out.get(), rt::soon());
@@ -110,8 +136,8 @@ void test_pool_exhausted_waits_for_deadline(void **) {
 }
 
 void test_killed_and_restarted(void **) {
-    RedisServer server;
-    auto backend = rt::open_url(server.url(), 1000ms, 4);
+    auto server = target();
+    auto backend = server->open(server->url(), 1000ms, 4);
     // Open several pooled connections.
     std::vector<std::thread> threads;
     for (int t = 0; t < 4; ++t)
@@ -120,7 +146,7 @@ void test_killed_and_restarted(void **) {
         });
     for (auto &t : threads) t.join();
 
-    server.kill();
+    server->kill();
     Buffer out;
     // First, a large pipeline into a connection whose peer is gone: the send
     // fails (EPIPE/ECONNRESET) or the read sees EOF; either way EBACKEND, and
@@ -151,9 +177,12 @@ void test_killed_and_restarted(void **) {
         if (i < 3) print_message("down, get %d: %s\n", i, message.c_str());
     }
     assert_true(saw_backoff);
-    assert_int_equal(rt::error_of([&] { backend->health(rt::soon()); }), CACHEKIT_EBACKEND);
+    // Health says so: an error (one server) or a report naming the dead nodes (a cluster).
+    bool healthy = true;
+    const int health_code = rt::error_of([&] { healthy = backend->health(rt::soon()).ok; });
+    assert_true(health_code == CACHEKIT_EBACKEND || (health_code == 0 && !healthy));
 
-    server.restart();
+    server->restart();
     // Back: calls succeed again once the backoff window (<= 2 s) has passed.
     assert_true(rt::eventually([&] {
         try {
@@ -168,7 +197,7 @@ void test_killed_and_restarted(void **) {
     // A restart that closed idle connections (unused for over a second) is
     // absorbed: they are probed before reuse and dropped, and the very first
     // call after the restart succeeds on a fresh connection.
-    server.restart();
+    server->restart();
     std::this_thread::sleep_for(1100ms);
     assert_true(backend->health(rt::soon()).ok);
     backend->set("again", "ok", std::nullopt, rt::soon());
@@ -176,17 +205,18 @@ void test_killed_and_restarted(void **) {
 }
 
 void test_wrong_password(void **) {
-    RedisServer server(RedisServerOptions{"s3cret-pass", false});
+    auto server = target(kPassword);
+    auto open = [&](const std::string &url) { return server->open(url, 5000ms, 4); };
     Buffer out;
     // Right password (plain AUTH, and the ACL form with the default user).
-    auto good = rt::open_url(server.url());
+    auto good = open(server->url());
     good->set("k", "v", std::nullopt, rt::soon());
     assert_true(good->get("k", out.get(), rt::soon()));
-    auto acl = rt::open_url("redis://default:s3cret-pass@127.0.0.1:" + std::to_string(server.port()));
+    auto acl = open(server->url_with(std::string("default:") + kPassword + "@"));
     assert_true(acl->get("k", out.get(), rt::soon()));
 
     std::string message;
-    auto wrong = rt::open_url("redis://:nope@127.0.0.1:" + std::to_string(server.port()));
+    auto wrong = open(server->url_with(":nope@"));
     assert_int_equal(rt::error_of([&] { wrong->get("k", out.get(), rt::soon()); }, &message), CACHEKIT_EBACKEND);
     if (!mentions(message, {"WRONGPASS", "NOAUTH", "invalid password"})) fail_msg("message: %s", message.c_str());
     print_message("wrong password: %s\n", message.c_str());
@@ -195,16 +225,19 @@ void test_wrong_password(void **) {
     assert_int_equal(rt::error_of([&] { wrong->get("k", out.get(), rt::soon()); }, &message), CACHEKIT_EBACKEND);
     if (!mentions(message, {"WRONGPASS", "NOAUTH", "invalid password"})) fail_msg("message: %s", message.c_str());
 
-    auto wrong_user = rt::open_url("redis://mallory:s3cret-pass@127.0.0.1:" + std::to_string(server.port()));
+    auto wrong_user = open(server->url_with(std::string("mallory:") + kPassword + "@"));
     assert_int_equal(rt::error_of([&] { wrong_user->get("k", out.get(), rt::soon()); }, &message), CACHEKIT_EBACKEND);
     if (!mentions(message, {"WRONGPASS", "NOAUTH", "invalid"})) fail_msg("message: %s", message.c_str());
 
-    auto none = rt::open_url("redis://127.0.0.1:" + std::to_string(server.port()));
+    auto none = open(server->url_with(""));
     assert_int_equal(rt::error_of([&] { none->get("k", out.get(), rt::soon()); }, &message), CACHEKIT_EBACKEND);
     if (!mentions(message, {"NOAUTH"})) fail_msg("message: %s", message.c_str());
 }
 
 void test_nothing_listening(void **) {
+    // A cluster has no single node to reconnect to: its URL with nothing
+    // listening is test_cluster's test_nothing_listening (the slot map named).
+    if (g_cluster) skip();
     // A loopback port nobody listens on (a server started and stopped).
     int port;
     {
@@ -228,8 +261,12 @@ void test_nothing_listening(void **) {
 
 }  // namespace
 
-int main() {
-    RedisServer::require_or_skip("test_redis_faults");
+int main(int argc, char **argv) {
+    g_cluster = argc > 1 && std::strcmp(argv[1], "cluster") == 0;
+    if (g_cluster)
+        cachekit::testing::RedisCluster::require_or_skip("test_redis_faults cluster");
+    else
+        RedisServer::require_or_skip("test_redis_faults");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paused_server_times_out),
         cmocka_unit_test(test_timeouts_open_the_breaker),
