@@ -656,7 +656,7 @@ public:
         const char *argv[] = {"GET", data_or_empty(key)};
         size_t lens[] = {3, key.size()};
         Reply reply = wire_.run(*conn, 2, argv, lens, "GET", deadline);
-        return redis_replies::value(*reply, out, wire_.where());
+        return redis_replies::take_value(*reply, out, wire_.where());
     }
 
     // GET and PTTL sent in one write: one round trip for a hit and its TTL.
@@ -669,7 +669,7 @@ public:
         wire_.append(*conn, 2, pttl_argv, pttl_lens);
         Reply value = wire_.next(*conn, "GET", deadline);
         Reply ttl = wire_.next(*conn, "PTTL", deadline);  // read before either is judged: the connection stays in step
-        if (!redis_replies::value(*value, out, wire_.where())) return false;
+        if (!redis_replies::take_value(*value, out, wire_.where())) return false;
         std::optional<Ttl> t = redis_replies::pttl(*ttl, wire_.where());
         // Gone between the two (expired): give the value no L1 lifetime at all.
         *remaining = t ? *t : Ttl{std::chrono::milliseconds(0)};
