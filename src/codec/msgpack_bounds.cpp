@@ -78,69 +78,90 @@ constexpr uint8_t kHeaderSize[32] = {1, 0, 1, 1, 2, 3, 5, 3, 4, 6, 5, 9, 2, 3, 5
 // fuzz target compare the two) and answers kGaveUp for anything else, so
 // errors are always worded by the reference scanner. With Note, it also
 // fills the DocumentFacts.
+//
+// It keeps no slot budget: a document that ends within the input has at most
+// len - 1 declared slots (every declared child is an item of at least one
+// header byte, every declared body byte is an input byte, and the root's
+// header byte is neither), so the budget check can only fail on a document
+// that also runs past the end, which gives up here too. Each step consumes
+// at least one byte, so the walk ends within len steps whatever is declared.
+// The one-byte headers the values of services are mostly made of (fixstr,
+// fixint, fixmap, fixarray) are decided first, in a few compares.
 template <bool Note>
 size_t scan_quickly(const uint8_t *data, size_t len, uint32_t max_depth, DocumentFacts *facts) {
-    const uint64_t budget = uint64_t(len) - 1;
-    uint64_t slots = 0;
-    uint64_t remaining[kMaxDepth];
-    uint32_t depth = 0;
-    size_t pos = 0;
+    const uint8_t *p = data;
+    const uint8_t *const end = data + len;
+    uint64_t outer[kMaxDepth];  // the items still due in each enclosing container
+    uint32_t depth = 0;         // open containers
+    uint64_t left = 1;          // the items still due at this level (the root level: one)
+    bool temporal = false;      // a str of 8 or 12 bytes that is a temporal key
     for (;;) {
-        if (pos >= len) return kGaveUp;
-        const uint8_t t = data[pos];
-        const uint8_t *field = data + pos + 1;
-        size_t header = 1;
-        uint64_t body = 0, children = 0;
-        bool container = false, maybe_temporal = false;  // a str of 8 or 12 bytes
-        if (t <= 0x7f || t >= 0xe0) {
+        if (p == end) return kGaveUp;
+        const uint8_t t = *p++;
+        if (t - 0xa0u < 0x20u) {  // fixstr
+            const size_t n = t & 0x1f;
+            if (n > size_t(end - p)) return kGaveUp;
+            if constexpr (Note) {
+                if ((t & 0xfb) == 0xa8) temporal |= is_temporal_key(p, n);  // 0xa8 or 0xac
+            }
+            p += n;
+        } else if (t < 0x80 || t >= 0xe0) {
             // a fixint
-        } else if (t <= 0x8f) {
-            children = uint64_t(t & 0x0f) * 2, container = true;
-        } else if (t <= 0x9f) {
-            children = t & 0x0f, container = true;
-        } else if (t <= 0xbf) {
-            body = t & 0x1f;
-            maybe_temporal = (t & 0xfb) == 0xa8;  // 0xa8 or 0xac
+        } else if (t < 0xa0) {  // fixmap, fixarray
+            if (depth + 1 > max_depth) return kGaveUp;
+            const uint64_t children = t < 0x90 ? uint64_t(t & 0x0f) * 2 : t & 0x0f;
+            if (children > 0) {
+                outer[depth++] = left;
+                left = children;
+                continue;
+            }
         } else {
-            header = kHeaderSize[t - 0xc0];
-            if (header == 0 || header > len - pos) return kGaveUp;  // 0xc1, or cut short
+            const size_t fields = size_t(kHeaderSize[t - 0xc0]) - 1;  // 0xc1: SIZE_MAX, never there
+            if (fields > size_t(end - p)) return kGaveUp;  // 0xc1, or cut short
+            const uint8_t *field = p;
+            p += fields;
+            uint64_t body = 0, children = 0;
+            bool sized_str = false;
             switch (t) {
             case 0xc4: case 0xc7: body = field[0]; break;
             case 0xc5: case 0xc8: body = load_be16(field); break;
             case 0xc6: case 0xc9: body = load_be32(field); break;
-            case 0xd9: body = field[0], maybe_temporal = body == 8 || body == 12; break;
-            case 0xda: body = load_be16(field), maybe_temporal = body == 8 || body == 12; break;
-            case 0xdb: body = load_be32(field), maybe_temporal = body == 8 || body == 12; break;
+            case 0xd9: body = field[0], sized_str = true; break;
+            case 0xda: body = load_be16(field), sized_str = true; break;
+            case 0xdb: body = load_be32(field), sized_str = true; break;
             case 0xd4: body = 1; break;
             case 0xd5: body = 2; break;
             case 0xd6: body = 4; break;
             case 0xd7: body = 8; break;
             case 0xd8: body = 16; break;
-            case 0xdc: children = load_be16(field), container = true; break;
-            case 0xdd: children = load_be32(field), container = true; break;
-            case 0xde: children = uint64_t(load_be16(field)) * 2, container = true; break;
-            case 0xdf: children = uint64_t(load_be32(field)) * 2, container = true; break;
+            case 0xdc: children = load_be16(field); break;
+            case 0xdd: children = load_be32(field); break;
+            case 0xde: children = uint64_t(load_be16(field)) * 2; break;
+            case 0xdf: children = uint64_t(load_be32(field)) * 2; break;
             default: break;  // nil, bool, floats, ints: no body
             }
-        }
-        slots += body + children;  // one of the two is 0, each < 2^34: the sum cannot wrap before the check
-        if (slots > budget) return kGaveUp;
-        pos += header;
-        if (body > len - pos) return kGaveUp;
-        if constexpr (Note) {
-            if (maybe_temporal) facts->temporal_keys |= is_temporal_key(data + pos, size_t(body));
-        }
-        pos += size_t(body);
-        if (container) {
-            if (depth + 1 > max_depth) return kGaveUp;
-            if (children > 0) {
-                remaining[depth++] = children;
-                continue;
+            if (body > uint64_t(end - p)) return kGaveUp;
+            if constexpr (Note) {
+                if (sized_str && (body == 8 || body == 12)) temporal |= is_temporal_key(p, size_t(body));
+            }
+            p += size_t(body);
+            if (t >= 0xdc) {  // array16/32, map16/32
+                if (depth + 1 > max_depth) return kGaveUp;
+                if (children > 0) {
+                    outer[depth++] = left;
+                    left = children;
+                    continue;
+                }
             }
         }
         // One item is complete: close every container it completes.
-        while (depth > 0 && --remaining[depth - 1] == 0) --depth;
-        if (depth == 0) return pos;
+        while (--left == 0) {
+            if (depth == 0) {
+                if constexpr (Note) facts->temporal_keys = temporal;
+                return size_t(p - data);
+            }
+            left = outer[--depth];
+        }
     }
 }
 

@@ -60,7 +60,7 @@ constexpr size_t kPipelineChunk = 1000;  // commands written before reading thei
 constexpr std::string_view kScanCount = "1000";
 // SCAN's COUNT is a hint: a page may hold more keys (a whole hash bucket).
 constexpr uint32_t kScanMaxKeys = 100000;
-constexpr size_t kReadChunk = 16 * 1024;  // bytes per recv, as hiredis reads
+constexpr size_t kReadChunk = 64 * 1024;  // bytes per recv: a value of up to ~64 KB arrives in one call
 constexpr size_t kReaderKeepBytes = 1 << 20;  // a connection's read buffer kept between replies
 // An idle connection unused for this long is probed (MSG_PEEK) before reuse,
 // so one closed by the server (restart, idle timeout) is dropped silently.
@@ -180,6 +180,7 @@ struct Conn {
     int64_t last_used_ms = 0;   // coarse_ms() at the last check-in
     Outbox out;
     RespGuard guard;            // every byte read passes it before hiredis's reader
+    std::unique_ptr<char[]> inbox{new char[kReadChunk]};  // what one recv fills (too big for every caller's stack)
 
     explicit Conn(uint64_t max_reply_bytes) : guard(max_reply_bytes) {}
     Conn(const Conn &) = delete;
@@ -319,10 +320,10 @@ private:
     // One chunk from the socket, checked, then handed to hiredis's reader.
     void receive(Conn &conn, const RoundTrip &trip, bool armed) const {
         if (!armed) arm(conn, trip, SteadyClock::now());
-        char chunk[kReadChunk];
+        char *chunk = conn.inbox.get();
         ssize_t n;
         for (;;) {
-            n = recv(conn.ctx->fd, chunk, sizeof chunk, 0);
+            n = recv(conn.ctx->fd, chunk, kReadChunk, 0);
             if (n > 0) break;
             if (n == 0) {
                 conn.broken = true;
@@ -656,7 +657,7 @@ public:
         const char *argv[] = {"GET", data_or_empty(key)};
         size_t lens[] = {3, key.size()};
         Reply reply = wire_.run(*conn, 2, argv, lens, "GET", deadline);
-        return redis_replies::value(*reply, out, wire_.where());
+        return redis_replies::take_value(*reply, out, wire_.where());
     }
 
     // GET and PTTL sent in one write: one round trip for a hit and its TTL.
@@ -669,7 +670,7 @@ public:
         wire_.append(*conn, 2, pttl_argv, pttl_lens);
         Reply value = wire_.next(*conn, "GET", deadline);
         Reply ttl = wire_.next(*conn, "PTTL", deadline);  // read before either is judged: the connection stays in step
-        if (!redis_replies::value(*value, out, wire_.where())) return false;
+        if (!redis_replies::take_value(*value, out, wire_.where())) return false;
         std::optional<Ttl> t = redis_replies::pttl(*ttl, wire_.where());
         // Gone between the two (expired): give the value no L1 lifetime at all.
         *remaining = t ? *t : Ttl{std::chrono::milliseconds(0)};

@@ -1,5 +1,7 @@
 #include "l2/redis_replies.hpp"
 
+#include <cstdlib>
+
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 
@@ -43,6 +45,32 @@ bool value(const redisReply &reply, cachekit_buf *out, std::string_view where) {
     }
     if (reply.type == REDIS_REPLY_NIL) return false;
     unexpected(reply, where, "GET");
+}
+
+namespace {
+
+// hiredis allocates a reply's string with malloc(len + 1), unless a program
+// installed other allocators (hiredis 1.0 and later can).
+bool strings_from_malloc() noexcept {
+#if HIREDIS_MAJOR >= 1
+    return hiredisAllocFns.mallocFn == std::malloc && hiredisAllocFns.freeFn == std::free;
+#else
+    return true;
+#endif
+}
+
+}  // namespace
+
+bool take_value(redisReply &reply, cachekit_buf *out, std::string_view where) {
+    if (reply.type != REDIS_REPLY_STRING || reply.str == nullptr || !strings_from_malloc())
+        return value(reply, out, where);
+    buf_release(out);
+    out->ptr = reply.str;
+    out->size = reply.len;
+    out->capacity = reply.len + 1;
+    reply.str = nullptr;  // freeReplyObject frees no string now
+    reply.len = 0;
+    return true;
 }
 
 std::optional<long long> integer_of(const redisReply &reply) noexcept {

@@ -44,6 +44,11 @@ void expect_ok(const redisReply &reply, std::string_view where, std::string_view
 
 // GET: true with the bulk string copied into `out`, false for nil.
 bool value(const redisReply &reply, cachekit_buf *out, std::string_view where);
+// value() without the copy: the bulk string's own memory (malloc'd, NUL
+// terminated, as a cachekit_buf's) becomes `out`'s, whose old memory is
+// freed, and `reply` keeps no string. It copies as value() does when hiredis
+// runs on allocators a program installed (hiredis 1.0 and later).
+bool take_value(redisReply &reply, cachekit_buf *out, std::string_view where);
 
 // An integer reply (UNLINK, EXISTS, PTTL, the unlock script): the number, or
 // nullopt for any other type.

@@ -140,12 +140,29 @@ void check(const redisReply &r, int depth) {
         for (size_t i = 0; i < r.elements; ++i) check(*r.element[i], depth + 1);
 }
 
+// take_value answers as value does, then the reply holds no string (it is
+// freed once, with the buffer).
+void check_take(redisReply &r) {
+    cachekit::Buffer copied, taken;
+    bool got_copy = false, got_taken = false;
+    const bool ok = answers([&] { got_copy = rr::value(r, copied.get(), kWhere); });
+    FUZZ_REQUIRE(answers([&] { got_taken = rr::take_value(r, taken.get(), kWhere); }) == ok);
+    FUZZ_REQUIRE(got_taken == got_copy);
+    if (!got_taken) return;
+    FUZZ_REQUIRE(taken.view() == copied.view());
+    FUZZ_REQUIRE(taken.get()->ptr[taken.size()] == '\0');
+    FUZZ_REQUIRE(r.str == nullptr);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     resp::Reader reader(size / 3);
     if (!reader.feed(std::string_view(reinterpret_cast<const char *>(data), size))) return 0;
     resp::Reply reply;
-    while (reader.next(reply) && reply) check(*reply, 0);
+    while (reader.next(reply) && reply) {
+        check(*reply, 0);
+        check_take(*reply);
+    }
     return 0;
 }

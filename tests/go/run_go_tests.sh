@@ -21,6 +21,11 @@ fi
 export PATH="$(dirname "$go_bin"):$PATH"
 export PKG_CONFIG_PATH="$build/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export LD_LIBRARY_PATH="$build/src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The library dir in CGO_LDFLAGS too: Go's build cache keys a cgo package on
+# its sources and CGO_* flags, not on pkg-config's answer, so without it a
+# package cached by another build tree (same sources) links with that tree's
+# -L, which may be gone.
+export CGO_LDFLAGS="-L$build/src ${CGO_LDFLAGS:--O2 -g}"
 export GOFLAGS="-mod=readonly${GOFLAGS:+ $GOFLAGS}"
 export CGO_ENABLED=1
 if [[ -z "${CACHEKIT_VECTORS_DIR:-}" && -n "${CACHEKIT_VECTORS_DIR_DEFAULT:-}" ]]; then

@@ -94,6 +94,34 @@ void test_get_values_and_misses(void **) {
     assert_true(out.view() == "kept");
 }
 
+// take_value: the same answers as value, the reply's string handed over
+// (not copied) into a buffer the library can grow and dispose as its own.
+void test_take_value_hands_the_string_over(void **) {
+    Buffer out;
+    cachekit::buf_assign(out.get(), std::string_view("an older, longer value"));
+    Reply reply = one("$6\r\na\0\r\nb\xff\r\n"s);
+    const char *str = reply->str;
+    assert_true(rr::take_value(*reply, out.get(), kWhere));
+    assert_true(out.view() == "a\0\r\nb\xff"s);
+    assert_ptr_equal(out.get()->ptr, str);
+    assert_int_equal(out.get()->ptr[out.size()], 0);
+    assert_true(out.get()->capacity >= out.size() + 1);
+    assert_null(reply->str);
+    reply.reset();  // frees the reply alone
+    cachekit::buf_assign(out.get(), std::string_view("a value that needs the buffer to grow past its first size"));
+    assert_true(out.view() == "a value that needs the buffer to grow past its first size");
+    assert_true(rr::take_value(*one("$0\r\n\r\n"), out.get(), kWhere));
+    assert_true(out.view().empty());
+    // Nil is a miss and leaves the buffer alone; other types fail as value's.
+    cachekit::buf_assign(out.get(), std::string_view("kept"));
+    assert_false(rr::take_value(*one("$-1\r\n"), out.get(), kWhere));
+    assert_false(rr::take_value(*one("*-1\r\n"), out.get(), kWhere));
+    assert_true(out.view() == "kept");
+    expect_backend_error([&] { rr::take_value(*one("-ERR boom\r\n"), out.get(), kWhere); }, "GET", "ERR boom");
+    expect_backend_error([&] { rr::take_value(*one(":1\r\n"), out.get(), kWhere); }, "GET", "unexpected reply of type 3");
+    assert_true(out.view() == "kept");
+}
+
 void test_get_of_other_types_is_an_error(void **) {
     Buffer out;
     expect_backend_error([&] { rr::value(*one("-ERR boom\r\n"), out.get(), kWhere); }, "GET", "ERR boom");
@@ -346,6 +374,7 @@ void test_pipelines_and_split_reads(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_get_values_and_misses),
+        cmocka_unit_test(test_take_value_hands_the_string_over),
         cmocka_unit_test(test_get_of_other_types_is_an_error),
         cmocka_unit_test(test_status_replies),
         cmocka_unit_test(test_integers_and_ttls),

@@ -74,12 +74,12 @@ func main() {
 		for r := 0; r < reps; r++ {
 			f, fCPU := measure(c.figure)
 			a, aCPU := measure(c.anchor)
-			figs, ancs, ratios = append(figs, f), append(ancs, a), append(ratios, f/a)
+			figs, ancs, ratios, cpus = append(figs, f), append(ancs, a), append(ratios, f/a), append(cpus, fCPU/aCPU)
 			if c.calibrated { // G3cal's pair right after, under the same load
 				calPar, _ := measure(parallelCPU)
 				calSer, _ := measure(serialCPU)
 				cal := calSer / calPar
-				cals, shares, cpus = append(cals, cal), append(shares, (a/f)/cal), append(cpus, fCPU/aCPU)
+				cals, shares = append(cals, cal), append(shares, (a/f)/cal)
 			}
 		}
 		fig, anc, ratio := median(figs), median(ancs), median(ratios)
@@ -97,13 +97,15 @@ func main() {
 			// the median of ratio / calibration, the share of the parallelism the
 			// machine gave a code sharing nothing at that moment that these hits got.
 			out["calibration"], out["of_available"] = round3(median(cals)), round3(median(shares))
-			// cpu_per_op: the process's CPU time per operation, figure over
-			// anchor. Load on the machine slows both alike, so it reads the
-			// same on a busy machine: 1.0 when the parallel hits cost what
-			// serial ones do (no contention); 2 / 1.7 = 1.18 is the most that
-			// G3's target allows on an idle machine with GOMAXPROCS=2.
-			out["cpu_per_op"] = round3(median(cpus))
 		}
+		// cpu_per_op: the process's CPU time per operation, figure over
+		// anchor (median of the pairs). Load on the machine slows both alike,
+		// so it reads about the same on a busy machine, where wall times do
+		// not (for G2 it leaves out redis-server's share, the same for both).
+		// For G3: 1.0 when the parallel hits cost what serial ones do (no
+		// contention); 2 / 1.7 = 1.18 is the most that G3's target allows on
+		// an idle machine with GOMAXPROCS=2.
+		out["cpu_per_op"] = round3(median(cpus))
 		line, _ := json.Marshal(out)
 		fmt.Println(string(line))
 	}
