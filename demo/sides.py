@@ -115,6 +115,8 @@ def go_side(build_dir: str, out_dir: str) -> list[str]:
         raise Skip("go not found on PATH or at /usr/local/go/bin/go (install Go >= 1.22)")
     env = build_env(build_dir)
     env["CGO_ENABLED"] = "1"
+    # Go's build cache does not key a cgo package on pkg-config's answer: name the library dir.
+    env["CGO_LDFLAGS"] = f"-L{os.path.join(build_dir, 'src')} " + env.get("CGO_LDFLAGS", "-O2 -g")
     env["GOFLAGS"] = "-mod=readonly"
     exe = os.path.join(out_dir, "get_user_go")
     run_build([go, "build", "-o", exe, "."], os.path.join(HERE, "go"), env, "go build",
