@@ -14,6 +14,13 @@
 
 namespace cachekit::l1 {
 
+AdmissionPolicy admission_policy(int c_value, const char *what) {
+    if (c_value == CACHEKIT_L1_ADMISSION_LRU) return AdmissionPolicy::Lru;
+    if (c_value == CACHEKIT_L1_ADMISSION_TINYLFU) return AdmissionPolicy::TinyLfu;
+    fail(CACHEKIT_EINVAL, std::string(what) + " is CACHEKIT_L1_ADMISSION_LRU (0) or CACHEKIT_L1_ADMISSION_TINYLFU (1), got " +
+                              std::to_string(c_value));
+}
+
 uint64_t L1Cache::hash_key(std::string_view key) noexcept {
     return XXH3_64bits(key.data(), key.size());
 }

@@ -56,6 +56,10 @@ struct Options {
     AdmissionPolicy admission = AdmissionPolicy::Lru;
 };
 
+// A C API value (CACHEKIT_L1_ADMISSION_*) as a policy; `what` names the
+// option in the CACHEKIT_EINVAL message for any other value.
+AdmissionPolicy admission_policy(int c_value, const char *what);
+
 // A fill ticket: the invalidation epoch when a fill began (see begin_fill).
 using FillTicket = uint64_t;
 inline constexpr FillTicket kNoTicket = UINT64_MAX;
