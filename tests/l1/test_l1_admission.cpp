@@ -85,8 +85,12 @@ void test_sketch_concurrent_increments(void **) {
             for (int i = 0; i < 20000; ++i) s.increment(uint32_t(i % 2000) * 2654435761u + uint32_t(t == 0));
         });
     for (auto &th : threads) th.join();
-    // Each of keys 0..1999 (the ones three threads share) was counted 30 times: saturated.
-    assert_int_equal(s.estimate(5 * 2654435761u), FrequencySketch::kMax);
+    // Each key the three threads share was counted 30 times: at or near
+    // saturation (a race may lose a count, never corrupt a counter).
+    for (uint32_t k = 0; k < 2000; k += 97) {
+        unsigned e = s.estimate(k * 2654435761u);
+        assert_true(e >= 8 && e <= FrequencySketch::kMax);
+    }
 }
 
 void test_scan_keeps_hot_set(void **) {
