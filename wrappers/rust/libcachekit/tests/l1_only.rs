@@ -85,9 +85,17 @@ fn long_namespaces_work_and_too_long_ones_are_refused() {
 #[test]
 fn l1_admission_reaches_the_core() {
     // TinyLFU's counters show in the metrics text only when the core's L1 runs it.
-    let tinylfu = Cache::builder().l1_only().l1_admission(L1Admission::TinyLfu).build().unwrap();
+    let tinylfu = Cache::builder()
+        .l1_only()
+        .l1_admission(L1Admission::TinyLfu)
+        .build()
+        .unwrap();
     assert!(tinylfu.metrics_text().unwrap().contains("cachekit_l1_admitted_total"));
-    let lru = Cache::builder().l1_only().l1_admission(L1Admission::Lru).build().unwrap();
+    let lru = Cache::builder()
+        .l1_only()
+        .l1_admission(L1Admission::Lru)
+        .build()
+        .unwrap();
     if std::env::var_os("CACHEKIT_L1_ADMISSION").is_none() {
         assert!(!lru.metrics_text().unwrap().contains("cachekit_l1_admitted_total"));
     }
