@@ -5,6 +5,9 @@
 //                          L1 reading CLOCK_MONOTONIC instead of the coarse clock)
 //   B1pair                 the same in alternating 50 ms slices; counters ns_naive,
 //                          ns_l1, ratio of the median pair (what bench/run reports)
+//   B1tlfu                 the L1 hit with TinyLFU admission against the default L1
+//                          in alternating 50 ms slices; counters ns_lru, ns_tinylfu,
+//                          ratio (tinylfu / lru) of the median pair
 //   B2/<impl>/read100, B2/<impl>/read75 with threads:1 and threads:2
 //                          aggregate operations per second (items_per_second)
 //   B2pair/l1/read100, B2pair/l1/read75
@@ -61,6 +64,7 @@ struct Data {
     std::string value = std::string(kValueSize, 'v');
     std::unique_ptr<l1::L1Cache> l1;
     std::unique_ptr<l1::L1Cache> l1_precise;  // CLOCK_MONOTONIC instead of the coarse clock
+    std::unique_ptr<l1::L1Cache> l1_tinylfu;  // AdmissionPolicy::TinyLfu
     std::unique_ptr<NaiveLru> naive;
 
     Data() {
@@ -71,10 +75,14 @@ struct Data {
         l1::Options precise;
         precise.precise_clock = true;
         l1_precise = std::make_unique<l1::L1Cache>(precise);
+        l1::Options tinylfu;
+        tinylfu.admission = l1::AdmissionPolicy::TinyLfu;
+        l1_tinylfu = std::make_unique<l1::L1Cache>(tinylfu);
         naive = std::make_unique<NaiveLru>(l1::kDefaultMaxBytes);
         for (const std::string &k : keys) {
             l1->put("", k, value, 0);
             l1_precise->put("", k, value, 0);
+            l1_tinylfu->put("", k, value, 0);
             naive->put(k, value);
         }
     }
@@ -155,6 +163,27 @@ void B1_paired(benchmark::State &state) {
     const auto &mid = pairs[pairs.size() / 2];
     state.counters["ns_naive"] = mid.first;
     state.counters["ns_l1"] = mid.second;
+    state.counters["ratio"] = mid.second / mid.first;
+}
+
+// The cost of TinyLFU on a hit: the same paired slices, default L1 against
+// the L1 with admission (its reads also count in the frequency sketch).
+void B1_tinylfu_paired(benchmark::State &state) {
+    Data &d = data();
+    std::vector<std::pair<double, double>> pairs;  // (lru, tinylfu) ns per hit
+    size_t i_lru = 0, i_tlfu = 0;
+    for (auto _ : state) {
+        for (int r = 0; r < 21; ++r) {
+            double lru = b1_slice_ns([&](size_t at, Buffer &out) { return d.l1->get(d.keys[d.seq[at]], out.get()); }, i_lru);
+            double tlfu = b1_slice_ns([&](size_t at, Buffer &out) { return d.l1_tinylfu->get(d.keys[d.seq[at]], out.get()); }, i_tlfu);
+            pairs.emplace_back(lru, tlfu);
+        }
+    }
+    std::sort(pairs.begin(), pairs.end(),
+              [](const auto &a, const auto &b) { return a.second / a.first < b.second / b.first; });
+    const auto &mid = pairs[pairs.size() / 2];
+    state.counters["ns_lru"] = mid.first;
+    state.counters["ns_tinylfu"] = mid.second;
     state.counters["ratio"] = mid.second / mid.first;
 }
 
@@ -322,6 +351,7 @@ BENCHMARK(B1_naive)->Name("B1/naive");
 BENCHMARK(B1_l1)->Name("B1/l1");
 BENCHMARK(B1_l1_precise)->Name("B1/l1_precise_clock");
 BENCHMARK(B1_paired)->Name("B1pair")->Iterations(1)->Repetitions(1)->UseRealTime();
+BENCHMARK(B1_tinylfu_paired)->Name("B1tlfu")->Iterations(1)->Repetitions(1)->UseRealTime();
 BENCHMARK(B2_l1_read100)->Name("B2/l1/read100")->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(B2_l1_read75)->Name("B2/l1/read75")->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(B2_naive_read100)->Name("B2/naive/read100")->Threads(1)->Threads(2)->UseRealTime();

@@ -1,5 +1,5 @@
 """The L1 hit-ratio curve for bench/report's plot: H1's trace shape (Zipf 1.0) at several
-byte budgets, the L1 beside exact LRU (and the W-TinyLFU of H2), from bench/h2_bench's
+byte budgets, the L1 beside exact LRU (and beside the L1 with TinyLFU admission), from bench/h2_bench's
 H1curve benchmarks."""
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def h1_curve(doc: dict, path: str) -> None:
         return
     fig, ax = plt.subplots(figsize=(6, 4))
     budgets = [p["budget_mib"] for p in points]
-    for key, label in (("l1", "cachekit L1"), ("lru", "exact LRU"), ("wtinylfu", "W-TinyLFU (H2's)")):
+    for key, label in (("l1", "cachekit L1"), ("lru", "exact LRU"), ("wtinylfu", "cachekit L1, TinyLFU admission")):
         ax.plot(budgets, [p[key] for p in points], marker="o", label=label)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("byte budget (MiB)")

@@ -722,6 +722,7 @@ typedef struct cachekit_cache cachekit_cache;
 /* Options of cachekit_cache_new. Explicit fields win over the environment:
  * CACHEKIT_REDIS_URL (then REDIS_URL), CACHEKIT_FILE_CACHE_DIR,
  * CACHEKIT_L1_MAX_SIZE_MB (100), CACHEKIT_L1_CLEANUP_INTERVAL_SECONDS (30),
+ * CACHEKIT_L1_ADMISSION (lru),
  * CACHEKIT_MASTER_KEY, CACHEKIT_PREVIOUS_MASTER_KEYS,
  * CACHEKIT_ENCRYPTION_FAIL_CLOSED, CACHEKIT_MAX_VALUE_SIZE (100 MiB). Naming
  * both CACHEKIT_REDIS_URL and CACHEKIT_FILE_CACHE_DIR is CACHEKIT_EINVAL.
@@ -771,6 +772,12 @@ typedef struct cachekit_cache_options {
      * (docs/cache.md). Needs default_ttl_seconds > 0. Since 0.2, appended: a caller
      * whose struct_size ends before it gets 0. */
     double refresh_ttl_on_get;
+    /* What the L1 keeps when its budget is full (see cachekit_l1_options.
+     * admission): CACHEKIT_L1_ADMISSION_LRU (0, the default: the environment's
+     * CACHEKIT_L1_ADMISSION=lru|tinylfu, else LRU) or
+     * CACHEKIT_L1_ADMISSION_TINYLFU. Since 0.2, appended: a caller whose struct_size
+     * ends before it gets 0. */
+    int l1_admission;
 } cachekit_cache_options;
 
 /* Fill `opts` with defaults for a caller whose struct has struct_size bytes. */
@@ -1048,7 +1055,19 @@ typedef struct cachekit_l1_options {
     uint32_t promote_interval_us;
     /* CACHEKIT_L1_FLAG_* bits; unknown bits are CACHEKIT_EINVAL. */
     uint32_t flags;
+    /* Eviction and admission: CACHEKIT_L1_ADMISSION_LRU (0, the default) or
+     * CACHEKIT_L1_ADMISSION_TINYLFU; other values are CACHEKIT_EINVAL. Since
+     * 0.2, appended: a caller whose struct_size ends before it gets LRU. */
+    int admission;
 } cachekit_l1_options;
+
+/* Evict the least recently used entry of the shard. */
+#define CACHEKIT_L1_ADMISSION_LRU 0
+/* W-TinyLFU: new entries enter a window of 1% of the budget; one leaving
+ * the window replaces the main region's least recently used entry only if
+ * it was read more often (a frequency sketch counts every read). Keeps a hot
+ * set through scans and gets hits on loops larger than the cache. */
+#define CACHEKIT_L1_ADMISSION_TINYLFU 1
 
 /* Read CLOCK_MONOTONIC on every call (about 25 ns) so deadlines are exact to
  * the nanosecond. Without it the cache reads CLOCK_MONOTONIC_COARSE (about
@@ -1057,7 +1076,7 @@ typedef struct cachekit_l1_options {
 
 #define CACHEKIT_L1_OPTIONS_INIT                                                          \
     {sizeof(cachekit_l1_options), 0, 0, CACHEKIT_L1_DEFAULT_SWEEP_INTERVAL_MS,          \
-     CACHEKIT_L1_DEFAULT_PROMOTE_INTERVAL_US, 0}
+     CACHEKIT_L1_DEFAULT_PROMOTE_INTERVAL_US, 0, CACHEKIT_L1_ADMISSION_LRU}
 
 /* Fill `opts` with the defaults, for callers (FFI) that cannot use
  * CACHEKIT_L1_OPTIONS_INIT: zeroes struct_size bytes, sets the fields that fit
@@ -1142,6 +1161,9 @@ typedef struct cachekit_l1_counters {
     uint64_t entries;            /* entries held now */
     uint64_t bytes;              /* bytes charged now (never above max_bytes) */
     uint64_t max_bytes;          /* the budget */
+    /* CACHEKIT_L1_ADMISSION_TINYLFU only (0 otherwise). Since 0.2, appended. */
+    uint64_t admitted;              /* window entries admitted over a main-region victim */
+    uint64_t rejected_by_admission; /* window entries evicted by the contest (also in evictions) */
 } cachekit_l1_counters;
 
 /* Fill `out` with the cache's counters. They are exact: every call is counted

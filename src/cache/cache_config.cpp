@@ -47,6 +47,18 @@ uint64_t env_number(const char *name, uint64_t fallback, uint64_t scale) {
     return uint64_t(d * double(scale));
 }
 
+// The field when set, else CACHEKIT_L1_ADMISSION (lru | tinylfu), else LRU.
+l1::AdmissionPolicy l1_admission_of(int field) {
+    if (field != CACHEKIT_L1_ADMISSION_LRU) return l1::admission_policy(field, "l1_admission");
+    const char *v = env("CACHEKIT_L1_ADMISSION");
+    if (!v) return l1::AdmissionPolicy::Lru;
+    std::string s(v);
+    for (char &c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (s == "lru") return l1::AdmissionPolicy::Lru;
+    if (s == "tinylfu") return l1::AdmissionPolicy::TinyLfu;
+    fail(CACHEKIT_EINVAL, std::string("CACHEKIT_L1_ADMISSION must be \"lru\" or \"tinylfu\", got \"") + v + "\"");
+}
+
 l2::Ttl ttl_of(double seconds, const char *what) {
     if (!std::isfinite(seconds) || seconds < 0) fail(CACHEKIT_EINVAL, std::string(what) + " must be finite and >= 0");
     if (seconds == 0) return std::nullopt;
@@ -134,6 +146,7 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
     c.l1.max_bytes = o.l1_max_bytes ? o.l1_max_bytes : env_number("CACHEKIT_L1_MAX_SIZE_MB", 100ULL << 20, 1ULL << 20);
     c.l1.sweep_interval_ms =
         o.l1_sweep_interval_ms ? o.l1_sweep_interval_ms : env_number("CACHEKIT_L1_CLEANUP_INTERVAL_SECONDS", 30000, 1000);
+    c.l1.admission = l1_admission_of(o.l1_admission);
 
     c.swr = switch_on(o.swr, false);
     c.swr_ratio = o.swr_threshold_ratio == 0 ? 0.5 : o.swr_threshold_ratio;

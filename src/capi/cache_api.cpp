@@ -339,6 +339,10 @@ CACHEKIT_API int cachekit_cache_metrics_text(cachekit_cache *c, cachekit_buf *ou
         ctx.breaker_state = cc.breaker_state();
         ctx.has_backend = cc.config().backend != nullptr;
         std::string text = metrics::prometheus_text(cc.metrics(), ctx);
+        if (l1::L1Cache *l1 = cc.l1(); l1 && l1->admission() == l1::AdmissionPolicy::TinyLfu) {
+            l1::Stats ls = l1->stats();
+            text += metrics::l1_admission_text(ls.admitted, ls.rejected_by_admission);
+        }
         if (const cache::Coherence *coherence = cc.coherence()) text += coherence->metrics_text();
         if (cc.config().backend) text += cc.config().backend->metrics_text();
         buf_assign(out, text);

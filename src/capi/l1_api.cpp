@@ -114,6 +114,7 @@ CACHEKIT_API int cachekit_l1_new(cachekit_l1 **out, const cachekit_l1_options *o
         lo.sweep_interval_ms = o.sweep_interval_ms;
         lo.promote_interval_ns = uint64_t(o.promote_interval_us) * 1000u;
         lo.precise_clock = (o.flags & CACHEKIT_L1_FLAG_PRECISE_CLOCK) != 0;
+        lo.admission = l1::admission_policy(o.admission, "admission");
         *out = new cachekit_l1(lo);
         return CACHEKIT_OK;
     });
@@ -203,6 +204,8 @@ CACHEKIT_API int cachekit_l1_stats(cachekit_l1 *l1, cachekit_l1_counters *out) n
         full.entries = st.entries;
         full.bytes = st.bytes;
         full.max_bytes = st.max_bytes;
+        full.admitted = st.admitted;
+        full.rejected_by_admission = st.rejected_by_admission;
         size_t n = out->struct_size < sizeof full ? out->struct_size : sizeof full;
         std::memcpy(static_cast<void *>(out), &full, n);
         return CACHEKIT_OK;

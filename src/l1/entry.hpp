@@ -19,6 +19,11 @@ namespace cachekit::l1 {
 
 struct NsRecord;
 
+// The shard's LRU lists. With LRU eviction every entry is in kWindow (a
+// window of the whole budget); with TinyLFU admission (admission.hpp) new
+// entries start in kWindow, and the main region is kProbation + kProtected.
+enum Segment : uint8_t { kWindow = 0, kProbation = 1, kProtected = 2, kSegments = 3 };
+
 struct Entry {
     // The first 64 bytes hold everything a lookup reads.
     std::atomic<Entry *> hnext{nullptr};  // hash chain; kept intact after unlink
@@ -32,7 +37,11 @@ struct Entry {
     std::atomic<uint32_t> lru_seq{0};  // the shard's LRU sequence at the last move to the head
     // Shard lock only from here on.
     uint32_t heap_index = kNoHeap;
-    uint32_t linked = 0;  // 1 while in the shard's index and LRU list
+    uint8_t linked = 0;  // 1 while in the shard's index and LRU list
+    // Which of the shard's LRU lists holds it (see Segment). Written under
+    // the shard lock; lock-free hits read it to see a probation entry.
+    std::atomic<uint8_t> segment{0};
+    uint16_t spare = 0;
     Entry *next = nullptr;  // LRU: towards the tail; once retired: the next retired entry
     union {
         Entry *prev = nullptr;  // LRU: towards the head (most recent)

@@ -14,6 +14,13 @@
 
 namespace cachekit::l1 {
 
+AdmissionPolicy admission_policy(int c_value, const char *what) {
+    if (c_value == CACHEKIT_L1_ADMISSION_LRU) return AdmissionPolicy::Lru;
+    if (c_value == CACHEKIT_L1_ADMISSION_TINYLFU) return AdmissionPolicy::TinyLfu;
+    fail(CACHEKIT_EINVAL, std::string(what) + " is CACHEKIT_L1_ADMISSION_LRU (0) or CACHEKIT_L1_ADMISSION_TINYLFU (1), got " +
+                              std::to_string(c_value));
+}
+
 uint64_t L1Cache::hash_key(std::string_view key) noexcept {
     return XXH3_64bits(key.data(), key.size());
 }
@@ -31,6 +38,8 @@ L1Cache::L1Cache(const Options &o)
     unsigned n = o.shards == 0 ? kDefaultShards : std::bit_ceil(o.shards);
     shard_mask_ = n - 1;
     retire_slack_ = max_bytes_ / (16 * uint64_t(n));
+    if (o.admission == AdmissionPolicy::TinyLfu) admission_ = std::make_unique<Admission>(max_bytes_, n);
+    else if (o.admission != AdmissionPolicy::Lru) fail(CACHEKIT_EINVAL, "L1 admission must be Lru or TinyLfu");
     shards_.reserve(n);
     for (unsigned i = 0; i < n; ++i) shards_.push_back(std::make_unique<Shard>());
     if (o.sweep_interval_ms > 0)
@@ -111,14 +120,16 @@ void L1Cache::reclaim(Shard &s) {
     free_chain(chain);
 }
 
-// Expired entries first (the heap top), then the LRU tail. O(log n).
-bool L1Cache::evict_one_locked(Shard &s, uint64_t now) noexcept {
+// Expired entries first (the heap top), then the LRU tail, or under TinyLFU
+// the loser of the admission contest. O(log n).
+bool L1Cache::evict_one_locked(Shard &s, uint64_t now, uint64_t incoming) noexcept {
     Entry *top = s.heap_top();
     if (top != nullptr && top->deadline <= now) {
         remove_locked(s, top, Reason::Expired);
         return true;
     }
-    Entry *victim = s.tail;
+    Entry *victim = admission_ ? admission_->choose_victim(s, incoming, now, [this](const Entry *e) { return is_stale(e); })
+                               : s.lists[kWindow].tail;
     if (victim == nullptr) return false;
     remove_locked(s, victim, is_stale(victim) ? Reason::Invalidated : Reason::Evicted);
     return true;
@@ -206,6 +217,7 @@ void L1Cache::fill_info(const Entry *e, EntryInfo *info) {
 bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
     uint64_t h = hash_key(key);
     Shard &s = *shards_[shard_index(h)];
+    if (admission_) admission_->record(uint32_t(h));  // every read counts, hit or miss
     if (promote_interval_ != 0) {
         // The lock-free hit: nothing shared is written unless the entry is
         // due for promotion. Misses, expired and invalidated entries go on
@@ -218,7 +230,13 @@ bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
             uint64_t now = e->deadline == kNever ? 0 : this->now();
             if ((e->deadline == kNever || e->deadline > now) && !is_stale(e)) {
                 copy_out(e, out, info);
-                if (left_recent_quarter(s, e)) {
+                if (admission_ && e->segment.load(std::memory_order_relaxed) == kProbation) {
+                    // TinyLFU: a probation hit moves to protected at once.
+                    if (now == 0) now = this->now();
+                    std::lock_guard lock(s.mu);
+                    if (e->linked && e->segment.load(std::memory_order_relaxed) == kProbation)
+                        admission_->on_probation_hit(s, e, now);
+                } else if (left_recent_quarter(s, e)) {
                     if (now == 0) now = this->now();
                     if (interval_passed(e, now)) {
                         std::lock_guard lock(s.mu);
@@ -237,7 +255,9 @@ bool L1Cache::get(std::string_view key, cachekit_buf *out, EntryInfo *info) {
         Entry *e = s.find(uint32_t(h), key);
         if (e != nullptr && e->deadline > now && !is_stale(e)) {
             copy_out(e, out, info);
-            if (promotion_due(s, e, now)) s.promote(e, now);
+            if (admission_ && e->segment.load(std::memory_order_relaxed) == kProbation)
+                admission_->on_probation_hit(s, e, now);
+            else if (promotion_due(s, e, now)) s.promote(e, now);
             e->ns->hits.add();
             return true;
         }
@@ -315,8 +335,11 @@ PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::str
                 s.prepare_insert();  // may throw; nothing changed yet
                 // The old copy's bytes pay for the new entry first: replacing
                 // a value of the same size touches the global counter not at all.
+                // A new copy takes its old copy's place among the segments.
                 uint64_t credit = 0;
+                Segment seg = kWindow;
                 if (Entry *old = s.find(uint32_t(h), key)) {
+                    seg = Segment(old->segment.load(std::memory_order_relaxed));
                     s.unlink(old);
                     retire_locked(s, old);
                     credit = old->charge();
@@ -326,14 +349,16 @@ PutResult L1Cache::put_until(std::string_view ns, std::string_view key, std::str
                     if (credit > charge) bytes_.fetch_sub(credit - charge, std::memory_order_acq_rel);
                 } else {
                     uint64_t need = charge - credit;
-                    while (!(ok = try_reserve(need)) && evict_one_locked(s, now)) {
+                    uint64_t incoming = seg == kWindow ? charge : 0;
+                    while (!(ok = try_reserve(need)) && evict_one_locked(s, now, incoming)) {
                     }
                     if (!ok && credit != 0) bytes_.fetch_sub(credit, std::memory_order_acq_rel);
                 }
                 if (ok) {
                     e->ns_gen = gen;
                     e->inserted_at = now;
-                    s.link(e, now);
+                    s.link(e, now, seg);
+                    if (admission_) admission_->after_link(s, now);
                     ++s.counters.inserts;
                     stored = true;
                 }
@@ -515,6 +540,8 @@ Stats L1Cache::stats() const {
         st.rejected_too_large += s.counters.rejected_too_large;
         st.invalidations += s.counters.invalidations;
         st.dropped_fills += s.counters.dropped_fills;
+        st.admitted += s.counters.admitted;
+        st.rejected_by_admission += s.counters.rejected_by_admission;
         st.entries += s.entries();
         st.retired_bytes += s.retired_bytes;
     }
@@ -532,9 +559,10 @@ std::vector<DebugEntry> L1Cache::debug_entries() const {
     for (unsigned i = 0; i < shards_.size(); ++i) {
         Shard &s = *shards_[i];
         std::lock_guard lock(s.mu);
-        for (const Entry *e = s.head; e != nullptr; e = e->next)
-            out.push_back({std::string(e->key()), std::string(e->value().substr(0, 64)), e->value_len, e->ns->name,
-                           e->deadline, i});
+        for (const LruList &l : s.lists)
+            for (const Entry *e = l.head; e != nullptr; e = e->next)
+                out.push_back({std::string(e->key()), std::string(e->value().substr(0, 64)), e->value_len,
+                               e->ns->name, e->deadline, i, Segment(e->segment.load(std::memory_order_relaxed))});
     }
     return out;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cachekit/cachekit.h"
+#include "l1/admission.hpp"
 #include "l1/clock.hpp"
 #include "l1/entry.hpp"
 #include "l1/epoch.hpp"
@@ -32,6 +33,12 @@ inline constexpr size_t kMaxNamespaceSize = 65536;
 inline constexpr unsigned kDefaultShards = 64;
 inline constexpr unsigned kMaxShards = 1024;
 
+// What decides which entries stay when the budget is full (see admission.hpp).
+enum class AdmissionPolicy {
+    Lru,      // evict the least recently used entry of the shard (the default)
+    TinyLfu,  // W-TinyLFU: window LRU, segmented main region, frequency contest
+};
+
 struct Options {
     uint64_t max_bytes = kDefaultMaxBytes;  // >= 1 MiB
     unsigned shards = 0;                    // 0: 64; else rounded up to a power of two, <= 1024
@@ -46,7 +53,12 @@ struct Options {
     // Namespace records kept (>= 2); the entries of further namespaces share
     // one overflow record (see namespaces.hpp).
     size_t max_namespaces = kDefaultMaxNamespaces;
+    AdmissionPolicy admission = AdmissionPolicy::Lru;
 };
+
+// A C API value (CACHEKIT_L1_ADMISSION_*) as a policy; `what` names the
+// option in the CACHEKIT_EINVAL message for any other value.
+AdmissionPolicy admission_policy(int c_value, const char *what);
 
 // A fill ticket: the invalidation epoch when a fill began (see begin_fill).
 using FillTicket = uint64_t;
@@ -74,6 +86,7 @@ struct DebugEntry {
     std::string ns;
     uint64_t deadline_ns;
     unsigned shard;
+    Segment segment;  // kWindow for every entry under LRU
 };
 
 class L1Cache final : fork_hooks::Participant {
@@ -129,8 +142,17 @@ public:
     unsigned shard_of(std::string_view key) const noexcept { return shard_index(hash_key(key)); }
     static uint64_t hash_key(std::string_view key) noexcept;
 
-    // White-box view for tests: every entry, shard by shard, each shard from
-    // the most to the least recently used. Takes the shard locks one by one.
+    AdmissionPolicy admission() const noexcept {
+        return admission_ ? AdmissionPolicy::TinyLfu : AdmissionPolicy::Lru;
+    }
+    // TinyLFU's frequency estimate of `key` (0 under LRU), for tests.
+    unsigned frequency_estimate(std::string_view key) const noexcept {
+        return admission_ ? admission_->estimate(uint32_t(hash_key(key))) : 0;
+    }
+
+    // White-box view for tests: every entry, shard by shard, each shard list
+    // by list (window, probation, protected) from the most to the least
+    // recently used. Takes the shard locks one by one.
     std::vector<DebugEntry> debug_entries() const;
 
 private:
@@ -154,7 +176,8 @@ private:
     void remove_locked(Shard &s, Entry *e, Reason why) noexcept;
     void retire_locked(Shard &s, Entry *e) noexcept;
     Entry *take_reclaimable_locked(Shard &s) noexcept;
-    bool evict_one_locked(Shard &s, uint64_t now) noexcept;
+    // `incoming`: the charge about to join the window (TinyLFU's contest).
+    bool evict_one_locked(Shard &s, uint64_t now, uint64_t incoming = 0) noexcept;
     bool promotion_due(const Shard &s, const Entry *e, uint64_t now) const noexcept;
     static bool left_recent_quarter(const Shard &s, const Entry *e) noexcept;
     bool interval_passed(const Entry *e, uint64_t now) const noexcept;
@@ -179,6 +202,7 @@ private:
     size_t sweep_batch_;
     uint64_t shard_mask_;
     uint64_t retire_slack_;  // retired bytes a shard may hold before freeing eagerly
+    std::unique_ptr<Admission> admission_;  // null under LRU
     std::vector<std::unique_ptr<Shard>> shards_;
     NamespaceTable namespaces_;  // also counts the hits, per namespace and per thread
 

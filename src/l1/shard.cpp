@@ -78,18 +78,38 @@ void Shard::prepare_insert() {
     if (heap.size() == heap.capacity()) heap.reserve(heap.empty() ? 16 : heap.size() * 2);
 }
 
-void Shard::link(Entry *e, uint64_t now) noexcept {
-    std::atomic<Entry *> &slot = table.load(kRelaxed)->slot(e->hash);
-    e->hnext.store(slot.load(kRelaxed), kRelaxed);
+void LruList::push_front(Entry *e) noexcept {
     e->prev = nullptr;
     e->next = head;
     if (head) head->prev = e;
     head = e;
     if (!tail) tail = e;
-    e->promoted_at.store(now, kRelaxed);
-    uint32_t seq = lru_seq.load(kRelaxed) + 1;
-    lru_seq.store(seq, kRelaxed);
-    e->lru_seq.store(seq, kRelaxed);
+    bytes += e->charge();
+}
+
+void LruList::remove(Entry *e) noexcept {
+    if (e->prev) e->prev->next = e->next; else head = e->next;
+    if (e->next) e->next->prev = e->prev; else tail = e->prev;
+    e->prev = e->next = nullptr;
+    bytes -= e->charge();
+}
+
+void LruList::move_to_front(Entry *e) noexcept {
+    if (e == head) return;
+    e->prev->next = e->next;
+    if (e->next) e->next->prev = e->prev; else tail = e->prev;
+    e->prev = nullptr;
+    e->next = head;
+    head->prev = e;
+    head = e;
+}
+
+void Shard::link(Entry *e, uint64_t now, Segment seg) noexcept {
+    std::atomic<Entry *> &slot = table.load(kRelaxed)->slot(e->hash);
+    e->hnext.store(slot.load(kRelaxed), kRelaxed);
+    e->segment.store(seg, kRelaxed);
+    lists[seg].push_front(e);
+    stamp_promotion(e, now);
     if (e->deadline != UINT64_MAX) {
         heap.push_back(HeapNode{e->deadline, e});  // capacity reserved by prepare_insert
         heap_up(heap.size() - 1);
@@ -105,9 +125,7 @@ void Shard::unlink(Entry *e) noexcept {
     std::atomic<Entry *> *pp = &table.load(kRelaxed)->slot(e->hash);
     while (pp->load(kRelaxed) != e) pp = &pp->load(kRelaxed)->hnext;
     pp->store(e->hnext.load(kRelaxed), kSc);  // e keeps its hnext for readers on it
-    if (e->prev) e->prev->next = e->next; else head = e->next;
-    if (e->next) e->next->prev = e->prev; else tail = e->prev;
-    e->prev = e->next = nullptr;
+    lists[e->segment.load(kRelaxed)].remove(e);
     if (e->heap_index != Entry::kNoHeap) heap_remove(e);
     e->linked = 0;
     set_count(entries() - 1);
@@ -144,29 +162,40 @@ Entry *Shard::take_all_retired() noexcept {
     return all;
 }
 
-void Shard::promote(Entry *e, uint64_t now) noexcept {
+void Shard::stamp_promotion(Entry *e, uint64_t now) noexcept {
     e->promoted_at.store(now, kRelaxed);
     uint32_t seq = lru_seq.load(kRelaxed) + 1;
     lru_seq.store(seq, kRelaxed);
     e->lru_seq.store(seq, kRelaxed);
-    if (e == head) return;
-    e->prev->next = e->next;
-    if (e->next) e->next->prev = e->prev; else tail = e->prev;
-    e->prev = nullptr;
-    e->next = head;
-    head->prev = e;
-    head = e;
+}
+
+void Shard::promote(Entry *e, uint64_t now) noexcept {
+    stamp_promotion(e, now);
+    lists[e->segment.load(kRelaxed)].move_to_front(e);
+}
+
+void Shard::move_to(Entry *e, Segment seg, uint64_t now) noexcept {
+    stamp_promotion(e, now);
+    lists[e->segment.load(kRelaxed)].remove(e);
+    e->segment.store(seg, kRelaxed);
+    lists[seg].push_front(e);
 }
 
 Entry *Shard::detach_all() noexcept {
     BucketTable *t = table.load(kRelaxed);
     for (size_t i = 0; i <= t->mask; ++i) t->slots()[i].store(nullptr, kSc);
-    for (Entry *e = head; e != nullptr; e = e->next) {
-        e->heap_index = Entry::kNoHeap;
-        e->linked = 0;
+    // One chain through next: each list head to tail, the lists one after another.
+    Entry *list = nullptr, *last = nullptr;
+    for (LruList &l : lists) {
+        for (Entry *e = l.head; e != nullptr; e = e->next) {
+            e->heap_index = Entry::kNoHeap;
+            e->linked = 0;
+        }
+        if (l.head == nullptr) continue;
+        if (last) last->next = l.head; else list = l.head;
+        last = l.tail;
+        l = LruList{};
     }
-    Entry *list = head;  // already chained by next, head to tail
-    head = tail = nullptr;
     heap.clear();
     set_count(0);
     return list;

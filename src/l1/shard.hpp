@@ -1,5 +1,5 @@
-// One shard of the L1 cache: a mutex, an intrusive chained hash index, an
-// intrusive doubly linked LRU list, an indexed min-heap of deadlines (the
+// One shard of the L1 cache: a mutex, an intrusive chained hash index,
+// intrusive doubly linked LRU lists (one per Segment), an indexed min-heap of deadlines (the
 // expiry queue), counters, and the retire list of unlinked entries waiting
 // for their readers to finish (see epoch.hpp).
 //
@@ -30,6 +30,19 @@ struct ShardCounters {
     uint64_t rejected_too_large = 0;
     uint64_t invalidations = 0;
     uint64_t dropped_fills = 0;
+    uint64_t admitted = 0;  // TinyLFU: window candidates that beat the main region's victim
+    uint64_t rejected_by_admission = 0;  // ... and those that did not (evicted instead)
+};
+
+// An intrusive LRU list (through Entry::prev / next) and the charges it holds.
+struct LruList {
+    Entry *head = nullptr;  // most recently used
+    Entry *tail = nullptr;  // least recently used
+    uint64_t bytes = 0;
+
+    void push_front(Entry *e) noexcept;
+    void remove(Entry *e) noexcept;
+    void move_to_front(Entry *e) noexcept;
 };
 
 // The bucket array and its mask in one block, so a reader always gets a
@@ -60,8 +73,7 @@ struct alignas(64) Shard {
     // Writers' state, all under mu.
     alignas(64) std::mutex mu;
     ShardCounters counters;
-    Entry *head = nullptr;  // most recently used
-    Entry *tail = nullptr;  // least recently used
+    LruList lists[kSegments];  // indexed by Segment
     // Expiry queue: a 4-ary min-heap of (deadline, entry) nodes, so sifting
     // compares deadlines without touching the entries; ties in any order.
     struct HeapNode {
@@ -95,8 +107,8 @@ struct alignas(64) Shard {
     Entry *find_unlocked(uint32_t hash, std::string_view key) const noexcept;
     // Make room so that link() cannot fail. May throw std::bad_alloc.
     void prepare_insert();
-    // Insert at the LRU head (and into the heap when it has a deadline).
-    void link(Entry *e, uint64_t now) noexcept;
+    // Insert at the head of list `seg` (and into the heap when it has a deadline).
+    void link(Entry *e, uint64_t now, Segment seg = kWindow) noexcept;
     // Remove from the index, the LRU list and the heap; e stays readable.
     void unlink(Entry *e) noexcept;
     // Queue an unlinked entry for freeing once `epoch` is two steps behind.
@@ -104,7 +116,10 @@ struct alignas(64) Shard {
     // Detach the retired entries older than `reclaim_below` (chained by next)
     // and free the bucket tables retired that long ago.
     Entry *take_reclaimable(uint64_t reclaim_below) noexcept;
+    // Move to the head of its own list, or of list `seg`.
     void promote(Entry *e, uint64_t now) noexcept;
+    void move_to(Entry *e, Segment seg, uint64_t now) noexcept;
+    LruList &list(Segment seg) noexcept { return lists[seg]; }
     Entry *heap_top() const noexcept { return heap.empty() ? nullptr : heap.front().entry; }
     size_t entries() const noexcept { return count.load(std::memory_order_relaxed); }
     size_t bucket_count() const noexcept { return table.load(std::memory_order_relaxed)->mask + 1; }
@@ -116,6 +131,7 @@ struct alignas(64) Shard {
 private:
     void grow();
     void set_count(size_t n) noexcept { count.store(uint32_t(n), std::memory_order_relaxed); }
+    void stamp_promotion(Entry *e, uint64_t now) noexcept;
     void heap_place(size_t i, HeapNode n) noexcept {
         heap[i] = n;
         n.entry->heap_index = uint32_t(i);

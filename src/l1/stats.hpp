@@ -17,6 +17,8 @@ struct Stats {
     uint64_t rejected_too_large = 0;  // puts larger than max_bytes / 8
     uint64_t invalidations = 0;      // entries removed by invalidation or clear
     uint64_t dropped_fills = 0;      // ticketed puts refused by a later invalidation
+    uint64_t admitted = 0;               // TinyLFU: window candidates admitted over a main-region victim
+    uint64_t rejected_by_admission = 0;  // TinyLFU: window candidates evicted by the contest (also in evictions)
     uint64_t entries = 0;
     uint64_t bytes = 0;       // counted bytes (entry_charge), never above max_bytes
     uint64_t peak_bytes = 0;  // the highest `bytes` ever reached

@@ -125,4 +125,15 @@ std::string prometheus_text(const CacheMetrics &metrics, const ExpositionContext
     return w.take();
 }
 
+std::string l1_admission_text(uint64_t admitted, uint64_t rejected) {
+    Writer w;
+    w.header("cachekit_l1_admitted_total", "counter",
+             "L1 TinyLFU: entries leaving the window admitted over a main-region victim.");
+    w.sample("cachekit_l1_admitted_total", "policy=\"tinylfu\"", std::to_string(admitted));
+    w.header("cachekit_l1_rejected_by_admission_total", "counter",
+             "L1 TinyLFU: entries leaving the window evicted because the victim was read more often.");
+    w.sample("cachekit_l1_rejected_by_admission_total", "policy=\"tinylfu\"", std::to_string(rejected));
+    return w.take();
+}
+
 }  // namespace cachekit::metrics

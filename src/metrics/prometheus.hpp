@@ -16,4 +16,8 @@ struct ExpositionContext {
 
 std::string prometheus_text(const CacheMetrics &metrics, const ExpositionContext &ctx);
 
+// The L1's TinyLFU admission counters (only a cache with l1_admission =
+// tinylfu shows them): candidates admitted over a victim, and rejected.
+std::string l1_admission_text(uint64_t admitted, uint64_t rejected);
+
 }  // namespace cachekit::metrics

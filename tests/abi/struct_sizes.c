@@ -57,6 +57,16 @@ int main(void) {
     OFFSET(cachekit_cache_options, refresh_ttl_on_get,
            offsetof(cachekit_cache_options, backend_options) + sizeof(void *));
 
+    /* Appended in 0.2 after the first form (admission, issue 18): at the end. */
+    OFFSET(cachekit_cache_options, l1_admission,
+           offsetof(cachekit_cache_options, refresh_ttl_on_get) + sizeof(double));
+    OFFSET(cachekit_l1_options, flags, offsetof(cachekit_l1_options, promote_interval_us) + sizeof(uint32_t));
+    OFFSET(cachekit_l1_options, admission, offsetof(cachekit_l1_options, flags) + sizeof(uint32_t));
+    OFFSET(cachekit_l1_counters, admitted, offsetof(cachekit_l1_counters, max_bytes) + sizeof(uint64_t));
+    OFFSET(cachekit_l1_counters, rejected_by_admission, offsetof(cachekit_l1_counters, admitted) + sizeof(uint64_t));
+    check_size("CACHEKIT_L1_ADMISSION_LRU", CACHEKIT_L1_ADMISSION_LRU, 0);
+    check_size("CACHEKIT_L1_ADMISSION_TINYLFU", CACHEKIT_L1_ADMISSION_TINYLFU, 1);
+
     /* The pinned constants the layouts depend on. */
     check_size("CACHEKIT_KEY_SIZE", CACHEKIT_KEY_SIZE, 32);
     check_size("CACHEKIT_FINGERPRINT_SIZE", CACHEKIT_FINGERPRINT_SIZE, 16);

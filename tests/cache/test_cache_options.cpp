@@ -21,7 +21,7 @@ using ct::CacheHandle;
 const char *const kEnvNames[] = {
     "CACHEKIT_REDIS_URL", "REDIS_URL", "CACHEKIT_FILE_CACHE_DIR", "CACHEKIT_MASTER_KEY",
     "CACHEKIT_PREVIOUS_MASTER_KEYS", "CACHEKIT_ENCRYPTION_FAIL_CLOSED", "CACHEKIT_MAX_VALUE_SIZE",
-    "CACHEKIT_L1_MAX_SIZE_MB", "CACHEKIT_L1_CLEANUP_INTERVAL_SECONDS",
+    "CACHEKIT_L1_MAX_SIZE_MB", "CACHEKIT_L1_CLEANUP_INTERVAL_SECONDS", "CACHEKIT_L1_ADMISSION",
 };
 
 void clear_env() {
@@ -159,6 +159,10 @@ void test_bad_options(void **) {
     setenv("CACHEKIT_MAX_VALUE_SIZE", "-5", 1);
     refused("CACHEKIT_MAX_VALUE_SIZE=-5", [](cachekit_cache_options &) {});
     unsetenv("CACHEKIT_MAX_VALUE_SIZE");
+    refused("l1_admission 5", [](cachekit_cache_options &x) { x.l1_admission = 5; });
+    setenv("CACHEKIT_L1_ADMISSION", "lfu", 1);
+    refused("CACHEKIT_L1_ADMISSION=lfu", [](cachekit_cache_options &) {});
+    unsetenv("CACHEKIT_L1_ADMISSION");
 
     // An older, smaller options struct (only struct_size and backend_url) works.
     struct {
@@ -188,6 +192,27 @@ void test_none_is_l1_only(void **) {
     // Invalidation works without an L2.
     CT_OK(cachekit_cache_invalidate_namespace(c, "n"));
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(c, out.get(), nullptr, "n", "ns:n:k", 6));
+}
+
+// l1_admission reaches the core's L1: TinyLFU's counters show in the
+// metrics text; the environment chooses when the field is left at 0.
+void test_l1_admission(void **) {
+    auto admission_metrics = [](int field) {
+        cachekit_cache_options o = ct::default_options();
+        o.backend_url = "none";
+        o.l1_admission = field;
+        CacheHandle cache = ct::new_cache(&o);
+        Buf text;
+        CT_OK(cachekit_cache_metrics_text(cache.get(), text.get()));
+        return ct::contains(text.str(), "cachekit_l1_admitted_total");
+    };
+    assert_false(admission_metrics(CACHEKIT_L1_ADMISSION_LRU));
+    assert_true(admission_metrics(CACHEKIT_L1_ADMISSION_TINYLFU));
+    setenv("CACHEKIT_L1_ADMISSION", "TinyLFU", 1);
+    assert_true(admission_metrics(CACHEKIT_L1_ADMISSION_LRU));
+    setenv("CACHEKIT_L1_ADMISSION", "lru", 1);
+    assert_false(admission_metrics(CACHEKIT_L1_ADMISSION_LRU));
+    assert_true(admission_metrics(CACHEKIT_L1_ADMISSION_TINYLFU));  // the field wins
 }
 
 int noop_loader(cachekit_load *load, void *) { return cachekit_load_set_value(load, "\xc0", 1); }
@@ -424,6 +449,7 @@ int main() {
         cmocka_unit_test_setup_teardown(test_encryption_needs_a_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_none_is_l1_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_l1_admission, setup, teardown),
         cmocka_unit_test_setup_teardown(test_argument_validation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_value_over_max_value_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ttl_is_applied, setup, teardown),

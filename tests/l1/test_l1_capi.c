@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -87,6 +88,56 @@ static void test_options_init(void **state) {
     assert_int_equal(cachekit_l1_stats(l1, &st), CACHEKIT_OK);
     assert_int_equal(st.max_bytes, 2u << 20);
     cachekit_l1_free(l1);
+}
+
+/* CACHEKIT_L1_ADMISSION_TINYLFU reaches the engine: a one-use scan does not
+ * flush a hot set, and the contest's counters show in the stats. */
+static void test_admission(void **state) {
+    (void)state;
+    cachekit_l1 *l1 = NULL;
+    cachekit_l1_options o = CACHEKIT_L1_OPTIONS_INIT;
+    assert_int_equal(o.admission, CACHEKIT_L1_ADMISSION_LRU);
+    o.admission = 7;
+    assert_int_equal(cachekit_l1_new(&l1, &o), CACHEKIT_EINVAL);
+    assert_non_null(strstr(cachekit_error_last_message(), "CACHEKIT_L1_ADMISSION_TINYLFU"));
+    for (int policy = CACHEKIT_L1_ADMISSION_LRU; policy <= CACHEKIT_L1_ADMISSION_TINYLFU; ++policy) {
+        o.admission = policy;
+        o.max_bytes = CACHEKIT_L1_MIN_MAX_BYTES;
+        o.sweep_interval_ms = 0;
+        assert_int_equal(cachekit_l1_new(&l1, &o), CACHEKIT_OK);
+        cachekit_buf out = CACHEKIT_BUF_INIT;
+        char key[32], value[100];
+        memset(value, 'v', sizeof value);
+        for (int round = 0; round < 10; ++round)
+            for (int i = 0; i < 300; ++i) {
+                int n = snprintf(key, sizeof key, "hot-%d", i);
+                if (cachekit_l1_get(l1, &out, key, (size_t)n) != CACHEKIT_OK)
+                    assert_int_equal(cachekit_l1_put(l1, "", 0, key, (size_t)n, value, sizeof value, 0), CACHEKIT_OK);
+            }
+        for (int i = 0; i < 20000; ++i) {
+            int n = snprintf(key, sizeof key, "scan-%d", i);
+            if (cachekit_l1_get(l1, &out, key, (size_t)n) != CACHEKIT_OK)
+                assert_int_equal(cachekit_l1_put(l1, "", 0, key, (size_t)n, value, sizeof value, 0), CACHEKIT_OK);
+        }
+        int kept = 0;
+        for (int i = 0; i < 300; ++i) {
+            int n = snprintf(key, sizeof key, "hot-%d", i);
+            kept += cachekit_l1_get(l1, &out, key, (size_t)n) == CACHEKIT_OK;
+        }
+        cachekit_l1_counters st;
+        st.struct_size = sizeof st;
+        assert_int_equal(cachekit_l1_stats(l1, &st), CACHEKIT_OK);
+        assert_true(st.bytes <= st.max_bytes);
+        if (policy == CACHEKIT_L1_ADMISSION_TINYLFU) {
+            assert_true(kept >= 270);
+            assert_true(st.rejected_by_admission > 0);
+        } else {
+            assert_true(kept < 30);
+            assert_int_equal(st.admitted + st.rejected_by_admission, 0);
+        }
+        cachekit_buf_dispose(&out);
+        cachekit_l1_free(l1);
+    }
 }
 
 static void test_put_get(void **state) {
@@ -241,6 +292,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lifecycle),
         cmocka_unit_test(test_options_init),
+        cmocka_unit_test(test_admission),
         cmocka_unit_test(test_put_get),
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_too_big),

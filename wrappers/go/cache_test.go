@@ -191,3 +191,15 @@ func TestContextAlreadyCancelled(t *testing.T) {
 		t.Fatalf("Set: %v", err)
 	}
 }
+
+func TestL1AdmissionReachesTheCore(t *testing.T) {
+	// TinyLFU's counters show in the metrics text only when the core's L1 runs it.
+	c := openCache(t, Options{L1Admission: L1AdmissionTinyLFU})
+	text, err := c.MetricsText()
+	if err != nil || !strings.Contains(text, "cachekit_l1_admitted_total") {
+		t.Fatalf("tinylfu metrics: %v\n%s", err, text)
+	}
+	if _, err := New(context.Background(), Options{BackendURL: "none", L1Admission: 9}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("L1Admission 9: %v, want ErrInvalid", err)
+	}
+}

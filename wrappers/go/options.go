@@ -25,6 +25,19 @@ const (
 	FormatAuto
 )
 
+// L1Admission is what the L1 keeps when its budget is full.
+type L1Admission int
+
+const (
+	// L1AdmissionLRU evicts the least recently used entry: the default, where
+	// CACHEKIT_L1_ADMISSION=lru|tinylfu may choose instead.
+	L1AdmissionLRU L1Admission = C.CACHEKIT_L1_ADMISSION_LRU
+	// L1AdmissionTinyLFU (W-TinyLFU): an entry leaving a small window replaces
+	// the least recently used one only if it was read more often, so a hot
+	// set survives scans.
+	L1AdmissionTinyLFU L1Admission = C.CACHEKIT_L1_ADMISSION_TINYLFU
+)
+
 // NoExpiry as a TTL stores a value that never expires; a TTL of 0 means the
 // cache's DefaultTTL.
 const NoExpiry time.Duration = -1
@@ -45,6 +58,8 @@ type Options struct {
 	DisableL1 bool
 	// L1MaxBytes is the L1 byte budget (0: CACHEKIT_L1_MAX_SIZE_MB or 100 MiB).
 	L1MaxBytes uint64
+	// L1Admission is the L1's eviction policy (L1AdmissionLRU by default).
+	L1Admission L1Admission
 	// DefaultTTL is the TTL of writes that pass 0 (0 here: no expiry).
 	DefaultTTL time.Duration
 	// SWR serves stale L1 hits while one caller refreshes them (GetOrLoad).
@@ -219,6 +234,7 @@ func (opts *Options) toC() (*cOptions, error) {
 	c.default_ttl_seconds = C.double(opts.DefaultTTL.Seconds())
 	c.l1 = onOff(!opts.DisableL1, true)
 	c.l1_max_bytes = C.uint64_t(opts.L1MaxBytes)
+	c.l1_admission = C.int(opts.L1Admission) // the core refuses unknown values
 	c.swr = onOff(opts.SWR, true)
 	c.swr_threshold_ratio = C.double(opts.SWRThresholdRatio)
 	c.fail_closed = onOff(opts.FailClosed, false)

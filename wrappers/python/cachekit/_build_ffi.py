@@ -218,6 +218,7 @@ typedef struct cachekit_cache_options {
     uint32_t lock_wait_ms;
     const cachekit_backend_options *backend_options;
     double refresh_ttl_on_get;
+    int l1_admission;
     ...;
 } cachekit_cache_options;
 int cachekit_cache_options_init(cachekit_cache_options *opts, size_t struct_size);
@@ -275,6 +276,8 @@ typedef struct cachekit_l1 cachekit_l1;
 #define CACHEKIT_L1_MAX_SHARDS ...
 #define CACHEKIT_L1_DEFAULT_SWEEP_INTERVAL_MS ...
 #define CACHEKIT_L1_DEFAULT_PROMOTE_INTERVAL_US ...
+#define CACHEKIT_L1_ADMISSION_LRU ...
+#define CACHEKIT_L1_ADMISSION_TINYLFU ...
 static const double CACHEKIT_L1_MAX_TTL_SECONDS;
 static const double CACHEKIT_L1_TTL_NONE;
 typedef struct cachekit_l1_options {
@@ -283,6 +286,8 @@ typedef struct cachekit_l1_options {
     uint32_t shards;
     uint32_t sweep_interval_ms;
     uint32_t promote_interval_us;
+    uint32_t flags;
+    int admission;
     ...;
 } cachekit_l1_options;
 int cachekit_l1_options_init(cachekit_l1_options *opts, size_t struct_size);
@@ -308,6 +313,8 @@ typedef struct cachekit_l1_counters {
     uint64_t entries;
     uint64_t bytes;
     uint64_t max_bytes;
+    uint64_t admitted;
+    uint64_t rejected_by_admission;
     ...;
 } cachekit_l1_counters;
 int cachekit_l1_stats(cachekit_l1 *l1, cachekit_l1_counters *out);

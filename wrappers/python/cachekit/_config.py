@@ -24,7 +24,7 @@ _LOAD_TIMEOUT = 30.0
 _ALLOWED = frozenset({
     "ttl", "namespace", "backend", "serializer", "integrity_checking", "interop", "encryption", "master_key",
     "tenant", "l1", "l1_enabled", "l1_max_size_mb", "stale_while_revalidate", "swr_enabled", "swr_threshold_ratio",
-    "fail_closed", "key", "max_entries", "config",
+    "fail_closed", "key", "max_entries", "config", "l1_admission",
     # the reference's reliability, freshness and tenancy options (_options.py)
     "stale_ttl", "refresh_ttl_on_get", "ttl_refresh_threshold", "circuit_breaker", "backpressure", "monitoring",
     "tenant_extractor", "single_tenant_mode", "deployment_uuid",
@@ -98,6 +98,9 @@ def _check_choices(opts: dict[str, Any]) -> None:
     if mb is not None and (isinstance(mb, bool) or not isinstance(mb, (int, float)) or not math.isfinite(mb)
                            or mb <= 0):
         raise ValueError(f"l1_max_size_mb must be a finite number > 0, got {mb!r}")
+    adm = opts.get("l1_admission")
+    if adm is not None and adm not in ("lru", "tinylfu"):
+        raise ConfigurationError(lib.CACHEKIT_EINVAL, f'l1_admission must be "lru" or "tinylfu", got {adm!r}')
     if opts.get("_local") and not opts.get("ttl"):
         raise ValueError(f"cache.local needs a ttl > 0, got {opts.get('ttl')!r}")
 

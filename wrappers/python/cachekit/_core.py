@@ -480,7 +480,8 @@ class CoreCache:
                  command_timeout_ms: int = 0, connect_timeout_ms: int = 0, breaker_disabled: bool = False,
                  load_timeout_ms: int = 0, breaker_failures: int = 0, breaker_successes: int = 0,
                  breaker_half_open_calls: int = 0, breaker_recovery_ms: int = 0, max_concurrency: int = 0,
-                 backpressure_wait_ms: int = 0, refresh_ttl_on_get: float = 0.0) -> None:
+                 backpressure_wait_ms: int = 0, refresh_ttl_on_get: float = 0.0,
+                 l1_admission: Optional[str] = None) -> None:
         err = _new_err()
         o = ffi.new("cachekit_cache_options *")
         _check(lib.cachekit_cache_options_init_ex(o, ffi.sizeof("cachekit_cache_options"), err), err)
@@ -511,6 +512,10 @@ class CoreCache:
         o.refresh_ttl_on_get = float(refresh_ttl_on_get)
         o.l1 = lib.CACHEKIT_ON if l1 else lib.CACHEKIT_OFF
         o.l1_max_bytes = int(l1_max_bytes)
+        # None and "lru" leave the field at LRU (0), where CACHEKIT_L1_ADMISSION may choose.
+        if l1_admission not in (None, "lru", "tinylfu"):
+            raise ConfigurationError(lib.CACHEKIT_EINVAL, f'l1_admission must be "lru" or "tinylfu", got {l1_admission!r}')
+        o.l1_admission = lib.CACHEKIT_L1_ADMISSION_TINYLFU if l1_admission == "tinylfu" else lib.CACHEKIT_L1_ADMISSION_LRU
         o.swr = lib.CACHEKIT_ON if swr else lib.CACHEKIT_OFF
         o.swr_threshold_ratio = float(swr_threshold_ratio)
         if fail_closed is not None:

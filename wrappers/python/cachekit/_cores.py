@@ -151,6 +151,7 @@ class CoreMixin:
         l1 = bool(opts.get("l1", opts.get("l1_enabled", True)))
         mb = opts.get("l1_max_size_mb")
         l1_bytes = int(mb * (1 << 20)) if mb else 0
+        l1_admission = opts.get("l1_admission")
         swr = self.swr_enabled and l1  # the core's SWR on L1 hits, as object mode's
         fail_closed = opts.get("fail_closed")
         backend_obj = None
@@ -177,11 +178,12 @@ class CoreMixin:
                tuple(sorted(tuning.items())), self.core_ttl if user_backend else None, interop, None if interop else self.integrity, encryption,
                _secret_id(master_key), tenant, key_prefix, l1, l1_bytes, swr, self.swr_ratio if swr else 0.0, fail_closed,
                os.environ.get("CACHEKIT_REDIS_URL"), os.environ.get("CACHEKIT_FILE_CACHE_DIR"),
-               os.environ.get("REDIS_URL"),
+               os.environ.get("REDIS_URL"), l1_admission, os.environ.get("CACHEKIT_L1_ADMISSION"),
                _secret_id(os.environ.get("CACHEKIT_MASTER_KEY")) if encryption else None, auto_serializer)
         return cfg, dict(backend_url=url, backend=backend_obj, interop=interop, auto_serializer=auto_serializer,
                          integrity=None if interop else self.integrity, encryption=encryption, master_key=master_key,
-                         tenant=tenant, key_prefix=key_prefix, l1=l1, l1_max_bytes=l1_bytes, swr=swr,
+                         tenant=tenant, key_prefix=key_prefix, l1=l1, l1_max_bytes=l1_bytes,
+                         l1_admission=l1_admission, swr=swr,
                          swr_threshold_ratio=self.swr_ratio if swr else 0.0, fail_closed=fail_closed,
                          **tuning, **({"user_backend": user_backend, "default_ttl": self.core_ttl}
                                       if user_backend is not None else {}))

@@ -373,3 +373,24 @@ def test_metrics_text_and_prometheus():
     reg.register(CachekitCollector([g._cachekit.core]))
     out = prom.generate_latest(reg).decode()
     assert "cache_operations_total" in out
+
+
+def test_l1_admission_reaches_the_core(monkeypatch):
+    monkeypatch.delenv("CACHEKIT_L1_ADMISSION", raising=False)
+    # TinyLFU's counters show in the metrics text only when the core's L1 runs it.
+    g = cache(backend="memory://", namespace="adm", l1_admission="tinylfu")(counter())
+    g(1), g(1)
+    assert "cachekit_l1_admitted_total" in g._cachekit.core.metrics_text()
+    h = cache(backend="memory://", namespace="adm-lru", l1_admission="lru")(counter())
+    h(1)
+    assert "cachekit_l1_admitted_total" not in h._cachekit.core.metrics_text()
+    # The environment variable chooses when the option is not given.
+    monkeypatch.setenv("CACHEKIT_L1_ADMISSION", "tinylfu")
+    e = cache(backend="memory://", namespace="adm-env")(counter())
+    e(1)
+    assert "cachekit_l1_admitted_total" in e._cachekit.core.metrics_text()
+    with pytest.raises(ConfigurationError, match="l1_admission"):
+        cache(backend="memory://", l1_admission="lfu")(counter())
+    monkeypatch.setenv("CACHEKIT_L1_ADMISSION", "bogus")
+    with pytest.raises(ConfigurationError, match="CACHEKIT_L1_ADMISSION"):
+        cache(backend="memory://", namespace="adm-bad")(counter())(1)

@@ -81,6 +81,7 @@ const struct ck_layout_entry ck_layout_entries[] = {
     FIELD(cachekit_cache_options, lock_wait_ms),
     FIELD(cachekit_cache_options, backend_options),
     FIELD(cachekit_cache_options, refresh_ttl_on_get),
+    FIELD(cachekit_cache_options, l1_admission),
     SIZE(cachekit_lookup),
     FIELD(cachekit_lookup, struct_size),
     FIELD(cachekit_lookup, source),
@@ -123,6 +124,7 @@ const struct ck_layout_entry ck_layout_entries[] = {
     FIELD(cachekit_l1_options, sweep_interval_ms),
     FIELD(cachekit_l1_options, promote_interval_us),
     FIELD(cachekit_l1_options, flags),
+    FIELD(cachekit_l1_options, admission),
     SIZE(cachekit_l1_counters),
     FIELD(cachekit_l1_counters, struct_size),
     FIELD(cachekit_l1_counters, hits),
@@ -136,6 +138,8 @@ const struct ck_layout_entry ck_layout_entries[] = {
     FIELD(cachekit_l1_counters, entries),
     FIELD(cachekit_l1_counters, bytes),
     FIELD(cachekit_l1_counters, max_bytes),
+    FIELD(cachekit_l1_counters, admitted),
+    FIELD(cachekit_l1_counters, rejected_by_admission),
 };
 
 const size_t ck_layout_count = sizeof ck_layout_entries / sizeof ck_layout_entries[0];

@@ -71,6 +71,7 @@ macro_rules! rust_layout {
             ("cachekit_cache_options.lock_wait_ms", core::mem::offset_of!(cachekit_cache_options, lock_wait_ms)),
             ("cachekit_cache_options.backend_options", core::mem::offset_of!(cachekit_cache_options, backend_options)),
             ("cachekit_cache_options.refresh_ttl_on_get", core::mem::offset_of!(cachekit_cache_options, refresh_ttl_on_get)),
+            ("cachekit_cache_options.l1_admission", core::mem::offset_of!(cachekit_cache_options, l1_admission)),
             ("cachekit_lookup", core::mem::size_of::<cachekit_lookup>()),
             ("cachekit_lookup.struct_size", core::mem::offset_of!(cachekit_lookup, struct_size)),
             ("cachekit_lookup.source", core::mem::offset_of!(cachekit_lookup, source)),
@@ -113,6 +114,7 @@ macro_rules! rust_layout {
             ("cachekit_l1_options.sweep_interval_ms", core::mem::offset_of!(cachekit_l1_options, sweep_interval_ms)),
             ("cachekit_l1_options.promote_interval_us", core::mem::offset_of!(cachekit_l1_options, promote_interval_us)),
             ("cachekit_l1_options.flags", core::mem::offset_of!(cachekit_l1_options, flags)),
+            ("cachekit_l1_options.admission", core::mem::offset_of!(cachekit_l1_options, admission)),
             ("cachekit_l1_counters", core::mem::size_of::<cachekit_l1_counters>()),
             ("cachekit_l1_counters.struct_size", core::mem::offset_of!(cachekit_l1_counters, struct_size)),
             ("cachekit_l1_counters.hits", core::mem::offset_of!(cachekit_l1_counters, hits)),
@@ -126,6 +128,8 @@ macro_rules! rust_layout {
             ("cachekit_l1_counters.entries", core::mem::offset_of!(cachekit_l1_counters, entries)),
             ("cachekit_l1_counters.bytes", core::mem::offset_of!(cachekit_l1_counters, bytes)),
             ("cachekit_l1_counters.max_bytes", core::mem::offset_of!(cachekit_l1_counters, max_bytes)),
+            ("cachekit_l1_counters.admitted", core::mem::offset_of!(cachekit_l1_counters, admitted)),
+            ("cachekit_l1_counters.rejected_by_admission", core::mem::offset_of!(cachekit_l1_counters, rejected_by_admission)),
         ]
     };
 }

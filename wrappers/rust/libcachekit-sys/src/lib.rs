@@ -90,6 +90,8 @@ pub const CACHEKIT_L1_DEFAULT_PROMOTE_INTERVAL_US: u32 = 1000;
 pub const CACHEKIT_L1_MAX_TTL_SECONDS: f64 = 3153600000.0;
 pub const CACHEKIT_L1_TTL_NONE: f64 = 0.0;
 pub const CACHEKIT_L1_FLAG_PRECISE_CLOCK: u32 = 1;
+pub const CACHEKIT_L1_ADMISSION_LRU: c_int = 0;
+pub const CACHEKIT_L1_ADMISSION_TINYLFU: c_int = 1;
 
 // ---- Opaque handles ----
 macro_rules! opaque {
@@ -221,6 +223,7 @@ pub struct cachekit_cache_options {
     pub lock_wait_ms: u32,
     pub backend_options: *const cachekit_backend_options,
     pub refresh_ttl_on_get: f64,
+    pub l1_admission: c_int,
 }
 
 #[repr(C)]
@@ -287,6 +290,7 @@ pub struct cachekit_l1_options {
     pub sweep_interval_ms: u32,
     pub promote_interval_us: u32,
     pub flags: u32,
+    pub admission: c_int,
 }
 
 #[repr(C)]
@@ -304,6 +308,8 @@ pub struct cachekit_l1_counters {
     pub entries: u64,
     pub bytes: u64,
     pub max_bytes: u64,
+    pub admitted: u64,
+    pub rejected_by_admission: u64,
 }
 
 /// A loader callback: must return (never unwind); see "Loaders" in the header.

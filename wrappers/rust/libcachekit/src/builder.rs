@@ -16,6 +16,17 @@ pub enum Format {
     Auto,
 }
 
+/// What the L1 keeps when its budget is full (cachekit_cache_options.l1_admission).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum L1Admission {
+    /// Evict the least recently used entry (the C library's default; unset,
+    /// CACHEKIT_L1_ADMISSION may choose).
+    Lru,
+    /// W-TinyLFU: an entry leaving a small window replaces the least recently
+    /// used one only if it was read more often. Keeps a hot set through scans.
+    TinyLfu,
+}
+
 /// Where L2 lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Backend {
@@ -42,6 +53,7 @@ pub struct CacheBuilder {
     l1: Option<bool>,
     l1_max_bytes: u64,
     l1_sweep_interval: Option<Duration>,
+    l1_admission: Option<L1Admission>,
     swr: Option<bool>,
     swr_threshold_ratio: f64,
     fail_closed: Option<bool>,
@@ -92,6 +104,7 @@ impl Default for CacheBuilder {
             l1: None,
             l1_max_bytes: 0,
             l1_sweep_interval: None,
+            l1_admission: None,
             swr: None,
             swr_threshold_ratio: 0.0,
             fail_closed: None,
@@ -203,6 +216,14 @@ impl CacheBuilder {
         self
     }
 
+    /// The L1's admission policy (unset: CACHEKIT_L1_ADMISSION=lru|tinylfu,
+    /// else LRU). `Lru` sets the C field to its default, where the environment
+    /// variable still applies.
+    pub fn l1_admission(mut self, policy: L1Admission) -> Self {
+        self.l1_admission = Some(policy);
+        self
+    }
+
     /// Stale-while-revalidate on L1 hits, with the staleness ratio of the TTL
     /// (0 = the default 0.5).
     pub fn swr(mut self, on: bool, threshold_ratio: f64) -> Self {
@@ -309,6 +330,10 @@ impl CacheBuilder {
         o.l1 = switch(self.l1);
         o.l1_max_bytes = self.l1_max_bytes;
         o.l1_sweep_interval_ms = millis("L1 sweep interval", self.l1_sweep_interval)?;
+        o.l1_admission = match self.l1_admission {
+            Some(L1Admission::TinyLfu) => sys::CACHEKIT_L1_ADMISSION_TINYLFU,
+            Some(L1Admission::Lru) | None => sys::CACHEKIT_L1_ADMISSION_LRU,
+        };
         o.swr = switch(self.swr);
         o.swr_threshold_ratio = self.swr_threshold_ratio;
         o.fail_closed = switch(self.fail_closed);

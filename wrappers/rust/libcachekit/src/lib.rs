@@ -29,7 +29,7 @@ mod types;
 mod value;
 mod values;
 
-pub use builder::{CacheBuilder, Format};
+pub use builder::{CacheBuilder, Format, L1Admission};
 pub use cache::{Cache, ForLoad, Lookup, Stats};
 pub use error::Error;
 pub use keys::{interop_key, interop_key_raw, interop_key_with_canonical};

@@ -1,5 +1,5 @@
 //! Round trips over L1 only (backend "none").
-use libcachekit::{interop_key, Cache, Error};
+use libcachekit::{interop_key, Cache, Error, L1Admission};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -80,4 +80,23 @@ fn long_namespaces_work_and_too_long_ones_are_refused() {
     let err = cache.set_bytes(&"n".repeat(1025), "k2", &[0x01], None).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument { .. }), "{err:?}");
     assert!(!err.message().is_empty());
+}
+
+#[test]
+fn l1_admission_reaches_the_core() {
+    // TinyLFU's counters show in the metrics text only when the core's L1 runs it.
+    let tinylfu = Cache::builder()
+        .l1_only()
+        .l1_admission(L1Admission::TinyLfu)
+        .build()
+        .unwrap();
+    assert!(tinylfu.metrics_text().unwrap().contains("cachekit_l1_admitted_total"));
+    let lru = Cache::builder()
+        .l1_only()
+        .l1_admission(L1Admission::Lru)
+        .build()
+        .unwrap();
+    if std::env::var_os("CACHEKIT_L1_ADMISSION").is_none() {
+        assert!(!lru.metrics_text().unwrap().contains("cachekit_l1_admitted_total"));
+    }
 }
