@@ -19,7 +19,7 @@ from cachekit._core import InteropError, lib, key_auto, key_interop, msgpack_can
 
 __all__ = [
     "UnsupportedArgument", "normalize", "pack_auto_args", "auto_key", "encode_value", "decode_value",
-    "encode_auto_value", "decode_auto_value", "AUTO_SERIALIZERS",
+    "encode_auto_value", "decode_auto_value", "AUTO_SERIALIZERS", "encode_value_checked", "encode_auto_value_checked",
     "to_interop", "pack_interop_args", "interop_key", "encode_interop_value", "decode_interop_value",
 ]
 
@@ -156,13 +156,47 @@ def _auto_default(o: Any) -> Any:
 
 def encode_value(v: Any) -> bytes:
     """The standard serializer's MessagePack payload for a value."""
-    return msgpack.packb(v, use_bin_type=True, strict_types=True, default=_std_default, datetime=False)
+    return encode_value_checked(v)[0]
+
+
+# What a store proves before it writes: that the payload decodes (a value that
+# would not is returned uncached, never stored). A full decode is as costly as
+# the pack, and most values cannot fail it, so the encoders below also say
+# whether the payload may fail to decode; only then does the caller decode it.
+# Packed with strict types, a value whose hook never ran holds only maps,
+# arrays, str, bytes, int, float, bool, None and ExtType/Timestamp (each one
+# hashable as a map key once decoded) and at most 511 levels (the packer's
+# limit, under the unpacker's): it decodes, unless an object hook raises. The
+# standard decoder's never does (a marker-shaped map that does not parse
+# stays a map); the auto decoder's may, and runs only over a payload with `__`.
+
+def encode_value_checked(v: Any) -> tuple[bytes, bool]:
+    """(encode_value(v), whether it may fail to decode): True when the packer
+    converted a tuple (a tuple map key comes back as an unhashable array) or a
+    temporal value (a marker map revived by the decoder's hook)."""
+    converted = False
+
+    def hook(o: Any) -> Any:
+        nonlocal converted
+        converted = True
+        return _std_default(o)
+
+    data = msgpack.packb(v, use_bin_type=True, strict_types=True, default=hook, datetime=False)
+    return data, converted
 
 
 def encode_auto_value(v: Any) -> bytes:
     """The auto serializer's MessagePack payload (tuple, set, frozenset, UUID
     and temporal markers, as the reference's AutoSerializer writes them)."""
     return msgpack.packb(v, use_bin_type=True, strict_types=True, default=_auto_default, datetime=False)
+
+
+def encode_auto_value_checked(v: Any) -> tuple[bytes, bool]:
+    """(encode_auto_value(v), whether it may fail to decode): only a payload
+    holding `__` can (every marker key does; a map of the caller's own shaped
+    like a marker may not restore); without one the decoder runs no hook."""
+    data = encode_auto_value(v)
+    return data, b"__" in data
 
 
 def _fromiso_dt(s: str) -> _dt.datetime:

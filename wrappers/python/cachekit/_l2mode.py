@@ -34,12 +34,13 @@ class _Unstorable(Exception):
 class L2ModeMixin:
     """Part of _Cached: its L2-mode calls (sync)."""
 
-    def encode(self, v: Any) -> bytes:
+    def encode_checked(self, v: Any) -> tuple[bytes, bool]:
+        """(v's payload, whether it may fail to decode): _codec's *_checked encoders."""
         if self.interop_op is not None:
-            return _codec.encode_interop_value(v)
+            return _codec.encode_interop_value(v), True
         if self.serializer_id in _codec.AUTO_SERIALIZERS:
-            return _codec.encode_auto_value(v)
-        return _codec.encode_value(v)
+            return _codec.encode_auto_value_checked(v)
+        return _codec.encode_value_checked(v)
 
     def decode(self, data: Any, temporal_keys: int = -1) -> Any:
         if self.serializer_id in _codec.AUTO_SERIALIZERS:
@@ -113,17 +114,19 @@ class L2ModeMixin:
         """v's stored bytes; _Unstorable when it cannot be serialised exactly
         (a type the serializer would bring back as another) or its bytes do not
         decode (a dict with tuple keys): never stored, so that it cannot break
-        or change the later calls."""
+        or change the later calls. The bytes are decoded to prove it only when
+        the encoder says they may fail (_codec.encode_value_checked)."""
         try:
-            data = self.encode(v)
+            data, may_fail = self.encode_checked(v)
         except CacheKitError:
             raise
         except (TypeError, ValueError, OverflowError) as exc:
             raise _Unstorable(v, exc) from None
-        try:
-            self.decode(data)
-        except Exception as exc:
-            raise _Unstorable(v, exc) from None
+        if may_fail:
+            try:
+                self.decode(data)
+            except Exception as exc:
+                raise _Unstorable(v, exc) from None
         return data
 
     def l2_settle(self, outcome: BaseException, holder: list) -> tuple:
