@@ -59,7 +59,10 @@ unsigned FrequencySketch::estimate(uint32_t hash) const noexcept {
     unsigned least = kMax;
     for (unsigned row = 0; row < kRows; ++row) {
         unsigned shift;
-        unsigned c = unsigned(locate(hash, row, &shift).load(kRelaxed) >> shift) & 0xF;
+        // Two statements: `shift` is set by locate(), so it must not be read in the same
+        // expression (GCC's UBSan build read it first).
+        const std::atomic<uint64_t> &word = locate(hash, row, &shift);
+        unsigned c = unsigned(word.load(kRelaxed) >> shift) & 0xF;
         if (c < least) least = c;
     }
     return least;
