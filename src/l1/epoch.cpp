@@ -41,15 +41,16 @@ struct EpochForkHandler final : fork_hooks::Participant {
     void after_fork_child() noexcept override { EpochDomain::forget_other_threads(); }
 };
 
-EpochSlot *EpochDomain::register_thread() {
-    EpochDomain &d = global();
-    static const bool fork_handler = [] {
-        // Never destroyed, like the domain. Reached from the lock-free hit
-        // only, outside every lock a fork participant takes.
-        fork_hooks::join(new EpochForkHandler);
+void EpochDomain::join_fork_registry() {
+    static const bool joined = [] {
+        fork_hooks::join(new EpochForkHandler);  // never destroyed, like the domain
         return true;
     }();
-    (void)fork_handler;
+    (void)joined;
+}
+
+EpochSlot *EpochDomain::register_thread() {
+    EpochDomain &d = global();
     EpochSlot *slot = nullptr;
     // Reuse the slot of a thread that has exited.
     for (EpochSlot *s = d.slots_.load(std::memory_order_seq_cst); s != nullptr; s = s->next) {

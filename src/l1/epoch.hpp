@@ -56,6 +56,13 @@ public:
     // one. Returns the epoch after the attempt.
     uint64_t try_advance() noexcept;
 
+    // Joins the fork registry once per process (its child forgets the other
+    // threads' slots). Called by every L1Cache's constructor, before any
+    // thread can read that cache: joining from a reader's first lookup could
+    // wait on the registry's lock while another thread forks, and the child
+    // would inherit a static guard still "in progress" and hang on it.
+    static void join_fork_registry();
+
 private:
     static EpochSlot *register_thread();
     static void release_thread_slot(EpochSlot *s) noexcept;

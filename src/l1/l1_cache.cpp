@@ -45,6 +45,7 @@ L1Cache::L1Cache(const Options &o)
     if (o.sweep_interval_ms > 0)
         sweeper_ = std::make_unique<Sweeper>(std::chrono::milliseconds(o.sweep_interval_ms),
                                              [this] { sweep(); });
+    EpochDomain::join_fork_registry();
     fork_hooks::join(this, fork_hooks::Locks::Many);
 }
 

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <vector>
 
+#include "util/thread_index.hpp"
+
 namespace cachekit::fork_hooks {
 namespace {
 
@@ -47,9 +49,11 @@ void prepare() noexcept {
     r.mu.lock();  // held across fork(): no participant comes or goes meanwhile
     for (const Member &m : r.members)
         if (m.holds()) m.p->before_fork();
+    detail::thread_index_before_fork();  // a leaf lock: last in, first out
 }
 
 void parent() noexcept {
+    detail::thread_index_after_fork_parent();
     Registry &r = registry();
     for (auto it = r.members.rbegin(); it != r.members.rend(); ++it)
         if (it->holds()) it->p->after_fork_parent();
@@ -58,6 +62,7 @@ void parent() noexcept {
 
 void child() noexcept {
     g_pid.store(getpid(), std::memory_order_relaxed);
+    detail::thread_index_after_fork_child();  // before any participant may count something
     Registry &r = registry();
     for (auto it = r.members.rbegin(); it != r.members.rend(); ++it) it->p->after_fork_child();
     r.mu.unlock();  // taken by this very thread in prepare()

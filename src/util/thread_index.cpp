@@ -43,4 +43,15 @@ unsigned register_thread_index() noexcept {
     }
 }
 
+void thread_index_before_fork() noexcept { registry_mu.lock(); }
+
+void thread_index_after_fork_parent() noexcept { registry_mu.unlock(); }
+
+void thread_index_after_fork_child() noexcept {
+    std::vector<bool> &t = taken();
+    const unsigned mine = tls_thread_index_plus_one;  // 0: the forking thread has none
+    for (size_t i = 0; i < t.size(); ++i) t[i] = (i + 1 == mine);
+    registry_mu.unlock();  // taken by this very thread before the fork
+}
+
 }  // namespace cachekit::detail

@@ -14,6 +14,12 @@ namespace detail {
 // dlopen()ed libcachekit (a 4-byte static TLS reservation).
 [[gnu::tls_model("initial-exec")]] inline thread_local unsigned tls_thread_index_plus_one = 0;
 unsigned register_thread_index() noexcept;
+// fork() (called by fork_hooks only): the registry's lock is held across
+// fork(), since a thread registering at that moment would leave it locked in
+// the child; the child gives back the indexes of the threads it did not keep.
+void thread_index_before_fork() noexcept;
+void thread_index_after_fork_parent() noexcept;
+void thread_index_after_fork_child() noexcept;
 }  // namespace detail
 
 inline unsigned this_thread_index() noexcept {
