@@ -147,44 +147,42 @@ double b1_slice_ns(Get get, size_t &i) {
     return std::chrono::duration<double, std::nano>(t - t0).count() / double(n);
 }
 
-void B1_paired(benchmark::State &state) {
-    Data &d = data();
-    std::vector<std::pair<double, double>> pairs;  // (naive, l1) ns per hit
-    size_t i_naive = 0, i_l1 = 0;
+// 21 alternating slices of two gets per iteration; the counters are of the
+// pair with the median ratio (b over a).
+template <class GetA, class GetB>
+void paired_slices(benchmark::State &state, GetA get_a, GetB get_b, const char *name_a, const char *name_b) {
+    std::vector<std::pair<double, double>> pairs;  // (a, b) ns per hit
+    size_t i_a = 0, i_b = 0;
     for (auto _ : state) {
         for (int r = 0; r < 21; ++r) {
-            double naive = b1_slice_ns([&](size_t at, Buffer &out) { return d.naive->get(d.keys[d.seq[at]], out.get()); }, i_naive);
-            double l1 = b1_slice_ns([&](size_t at, Buffer &out) { return d.l1->get(d.keys[d.seq[at]], out.get()); }, i_l1);
-            pairs.emplace_back(naive, l1);
+            double a = b1_slice_ns(get_a, i_a);
+            double b = b1_slice_ns(get_b, i_b);
+            pairs.emplace_back(a, b);
         }
     }
     std::sort(pairs.begin(), pairs.end(),
-              [](const auto &a, const auto &b) { return a.second / a.first < b.second / b.first; });
+              [](const auto &x, const auto &y) { return x.second / x.first < y.second / y.first; });
     const auto &mid = pairs[pairs.size() / 2];
-    state.counters["ns_naive"] = mid.first;
-    state.counters["ns_l1"] = mid.second;
+    state.counters[name_a] = mid.first;
+    state.counters[name_b] = mid.second;
     state.counters["ratio"] = mid.second / mid.first;
+}
+
+void B1_paired(benchmark::State &state) {
+    Data &d = data();
+    paired_slices(
+        state, [&](size_t at, Buffer &out) { return d.naive->get(d.keys[d.seq[at]], out.get()); },
+        [&](size_t at, Buffer &out) { return d.l1->get(d.keys[d.seq[at]], out.get()); }, "ns_naive", "ns_l1");
 }
 
 // The cost of TinyLFU on a hit: the same paired slices, default L1 against
 // the L1 with admission (its reads also count in the frequency sketch).
 void B1_tinylfu_paired(benchmark::State &state) {
     Data &d = data();
-    std::vector<std::pair<double, double>> pairs;  // (lru, tinylfu) ns per hit
-    size_t i_lru = 0, i_tlfu = 0;
-    for (auto _ : state) {
-        for (int r = 0; r < 21; ++r) {
-            double lru = b1_slice_ns([&](size_t at, Buffer &out) { return d.l1->get(d.keys[d.seq[at]], out.get()); }, i_lru);
-            double tlfu = b1_slice_ns([&](size_t at, Buffer &out) { return d.l1_tinylfu->get(d.keys[d.seq[at]], out.get()); }, i_tlfu);
-            pairs.emplace_back(lru, tlfu);
-        }
-    }
-    std::sort(pairs.begin(), pairs.end(),
-              [](const auto &a, const auto &b) { return a.second / a.first < b.second / b.first; });
-    const auto &mid = pairs[pairs.size() / 2];
-    state.counters["ns_lru"] = mid.first;
-    state.counters["ns_tinylfu"] = mid.second;
-    state.counters["ratio"] = mid.second / mid.first;
+    paired_slices(
+        state, [&](size_t at, Buffer &out) { return d.l1->get(d.keys[d.seq[at]], out.get()); },
+        [&](size_t at, Buffer &out) { return d.l1_tinylfu->get(d.keys[d.seq[at]], out.get()); }, "ns_lru",
+        "ns_tinylfu");
 }
 
 // ---------------------------------------------------------------- B2
