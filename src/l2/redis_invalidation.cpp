@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "l2/redis_replies.hpp"
+#include "l2/resp_guard.hpp"
 #include "l2/sdk_event.hpp"
 
 namespace cachekit::l2 {
@@ -26,11 +27,27 @@ constexpr std::string_view kTrackingChannel = "__redis__:invalidate";
 constexpr int kIdlePollMs = 1000;   // a PING after this long without a byte
 constexpr int kMaxUnansweredPings = 3;  // then the connection counts as lost
 constexpr milliseconds kBackoffMin{50}, kBackoffMax{1000};
+// Every byte the feed reads passes a RespGuard first (hiredis 0.14 has no
+// limits): a message is a key list, so a reply past 1 MiB or an array past
+// 16,384 elements is refused and the session ends, which shuts and flushes
+// the L1 until the feed is subscribed again. Nothing a server declares is
+// buffered or allocated before the guard has seen its header.
+constexpr uint64_t kFeedMaxReplyBytes = 1 << 20;
+constexpr uint32_t kFeedMaxKeys = 16384;
 
 struct CtxFree {
     void operator()(redisContext *c) const noexcept { redisFree(c); }
 };
 using Ctx = std::unique_ptr<redisContext, CtxFree>;
+
+// A connection and the guard of what it reads. Command replies and pushes
+// alike fit [kind, channel, [keys...]].
+struct Conn {
+    Ctx ctx;
+    RespGuard guard{kFeedMaxReplyBytes};
+    explicit Conn(Ctx c) : ctx(std::move(c)) { guard.expect_stream(ReplyShape::nested(3, kFeedMaxKeys)); }
+    redisContext *get() const { return ctx.get(); }
+};
 
 // Why a session ended (never thrown out of the thread).
 struct Lost {
@@ -73,9 +90,7 @@ public:
 
     void announce(std::string_view cache_key) noexcept override {
         try {
-            std::optional<std::string> id = sdk_event::registry_id_of_key(cache_key);
-            if (!id) return;  // not an auto-mode key: no SDK function can hold it
-            std::string event = sdk_event::encode(*id, cache_key);
+            std::string event = sdk_event::encode(sdk_event::announced_registry_id(cache_key), cache_key);
             {
                 std::lock_guard lock(mu_);
                 if (stop_ || queue_.size() >= kMaxQueued) return;
@@ -115,7 +130,7 @@ private:
     // connection of its own (the feed's is subscribed). A batch that meets a
     // broken connection is dropped (at most once) and the connection redone.
     void publish_loop() {
-        Ctx ctx;
+        std::optional<Conn> conn;
         for (;;) {
             std::vector<std::string> batch;
             {
@@ -125,16 +140,16 @@ private:
                 batch.swap(queue_);
             }
             try {
-                if (!ctx) ctx = connect(pub_fd_, false);
-                for (const std::string &event : batch) send(ctx.get(), {"PUBLISH", kSdkInvalidationChannel, event});
+                if (!conn) conn.emplace(connect(pub_fd_, false));
+                for (const std::string &event : batch) send(*conn, {"PUBLISH", kSdkInvalidationChannel, event});
                 for (size_t i = 0; i < batch.size(); ++i)
-                    if (!next(ctx.get(), 1000)) throw Lost{"PUBLISH unanswered"};
+                    if (!next(*conn, 1000)) throw Lost{"PUBLISH unanswered"};
             } catch (...) {
                 {
                     std::lock_guard lock(mu_);
                     pub_fd_ = -1;
                 }
-                ctx.reset();
+                conn.reset();
                 std::unique_lock lock(mu_);
                 if (cv_.wait_for(lock, kBackoffMin, [this] { return stop_; })) return;
             }
@@ -147,7 +162,7 @@ private:
     }
 
     // Sends with MSG_NOSIGNAL: a peer that went away must not raise SIGPIPE.
-    void send(redisContext *c, const std::vector<std::string> &args) {
+    void send(const Conn &c, const std::vector<std::string> &args) {
         std::vector<const char *> argv;
         std::vector<size_t> lens;
         for (const std::string &a : args) {
@@ -160,7 +175,7 @@ private:
         std::unique_ptr<char, void (*)(char *)> owned(cmd, redisFreeCommand);
         size_t sent = 0;
         while (sent < size_t(n)) {
-            const ssize_t w = ::send(c->fd, cmd + sent, size_t(n) - sent, MSG_NOSIGNAL);
+            const ssize_t w = ::send(c.get()->fd, cmd + sent, size_t(n) - sent, MSG_NOSIGNAL);
             if (w < 0 && errno == EINTR) continue;
             if (w <= 0) throw Lost{"send failed"};
             sent += size_t(w);
@@ -168,8 +183,9 @@ private:
     }
 
     // The next reply, waiting at most `wait_ms` (-1: forever). Null on a
-    // timeout; Lost when the connection is gone.
-    Reply next(redisContext *c, int wait_ms) {
+    // timeout; Lost when the connection is gone or its bytes are refused.
+    Reply next(Conn &conn, int wait_ms) {
+        redisContext *c = conn.get();
         for (;;) {
             void *r = nullptr;
             if (redisReaderGetReply(c->reader, &r) != REDIS_OK) throw Lost{"protocol error"};
@@ -180,12 +196,17 @@ private:
             if (ready < 0) throw Lost{"poll failed"};
             if (ready == 0) return nullptr;
             if (stopping()) throw Lost{"stopping"};
-            if (redisBufferRead(c) != REDIS_OK) throw Lost{c->errstr};
+            char chunk[16384];
+            const ssize_t n = ::recv(c->fd, chunk, sizeof chunk, 0);
+            if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+            if (n <= 0) throw Lost{n == 0 ? "connection closed" : "recv failed"};
+            if (!conn.guard.feed(chunk, size_t(n))) throw Lost{"reply refused: " + conn.guard.why()};
+            if (redisReaderFeed(c->reader, chunk, size_t(n)) != REDIS_OK) throw Lost{"protocol error"};
         }
     }
 
     // A command before SUBSCRIBE: its reply within the command budget.
-    Reply call(redisContext *c, const std::vector<std::string> &args) {
+    Reply call(Conn &c, const std::vector<std::string> &args) {
         send(c, args);
         const int budget = int(std::max<long long>(1000, config_.command_timeout.count() * 4));
         Reply r = next(c, budget);
@@ -194,32 +215,33 @@ private:
     }
 
     // A connection whose fd `slot` records (the destructor shuts it down).
-    Ctx connect(int &slot, bool named) {
+    Conn connect(int &slot, bool named) {
         const long long ms = config_.connect_timeout.count();
         timeval tv{time_t(ms / 1000), suseconds_t(ms % 1000 * 1000)};
-        Ctx c(config_.unix_path.empty() ? redisConnectWithTimeout(config_.host.c_str(), config_.port, tv)
-                                        : redisConnectUnixWithTimeout(config_.unix_path.c_str(), tv));
-        if (!c) throw std::bad_alloc();
-        if (c->err) throw Lost{c->errstr};
-        if (config_.unix_path.empty()) redisEnableKeepAlive(c.get());
+        Ctx ctx(config_.unix_path.empty() ? redisConnectWithTimeout(config_.host.c_str(), config_.port, tv)
+                                          : redisConnectUnixWithTimeout(config_.unix_path.c_str(), tv));
+        if (!ctx) throw std::bad_alloc();
+        if (ctx->err) throw Lost{ctx->errstr};
+        if (config_.unix_path.empty()) redisEnableKeepAlive(ctx.get());
         {
             std::lock_guard lock(mu_);
             if (stop_) throw Lost{"stopping"};
-            slot = c->fd;
+            slot = ctx->fd;
         }
+        Conn c(std::move(ctx));
         if (!config_.password.empty()) {
             std::vector<std::string> auth{"AUTH"};
             if (!config_.username.empty()) auth.push_back(config_.username);
             auth.push_back(config_.password);
-            if (redis_replies::is_error(*call(c.get(), auth))) throw Lost{"AUTH refused"};
+            if (redis_replies::is_error(*call(c, auth))) throw Lost{"AUTH refused"};
         }
-        if (named) call(c.get(), {"CLIENT", "SETNAME", kFeedClientName});
+        if (named) call(c, {"CLIENT", "SETNAME", kFeedClientName});
         return c;
     }
 
     // Tracking (on this very connection, redirected to itself) when wanted
     // and possible; true when it is on.
-    bool start_tracking(redisContext *c) {
+    bool start_tracking(Conn &c) {
         CoherenceMode mode = config_.l1_coherence;
         if (mode == CoherenceMode::Pubsub) return false;
         if (mode == CoherenceMode::Auto) {
@@ -241,8 +263,7 @@ private:
     }
 
     void session(bool &was_live) {
-        Ctx ctx = connect(fd_, true);
-        redisContext *c = ctx.get();
+        Conn c = connect(fd_, true);
         const bool tracking = start_tracking(c);
         std::vector<std::string> sub{"SUBSCRIBE", kSdkInvalidationChannel};
         if (tracking) sub.emplace_back(kTrackingChannel);
@@ -290,11 +311,13 @@ private:
                     if (payload.element[i]->type == REDIS_REPLY_STRING)
                         keys.emplace_back(payload.element[i]->str, payload.element[i]->len);
                 request_.handler->keys_changed(keys);
-            } else {
+            } else if (payload.type == REDIS_REPLY_NIL) {
                 // A nil key list: FLUSHALL / FLUSHDB. Everything goes.
                 request_.handler->suspend();
                 request_.handler->live();
             }
+            // Anything else (a string) is a client's PUBLISH on the tracking
+            // channel, not the server's: forged, ignored, never a flush.
         } else if (name == kSdkInvalidationChannel && payload.type == REDIS_REPLY_STRING) {
             auto ev = sdk_event::decode(std::string_view(payload.str, payload.len));
             if (!ev) return;  // not an event: ignored, as the SDK does

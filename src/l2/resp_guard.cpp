@@ -25,6 +25,7 @@ void RespGuard::expect(ReplyShape shape) { shapes_.push_back(shape); }
 void RespGuard::reset() {
     shapes_.clear();
     head_ = 0;
+    has_stream_ = false;
     state_ = State::Type;
     line_len_ = 0;
     bulk_left_ = 0;
@@ -48,8 +49,10 @@ bool RespGuard::feed(const char *data, size_t n) {
     if (refusal_ != Refusal::None) return false;
     size_t i = 0;
     while (i < n) {
-        if (head_ == shapes_.size())
-            return refuse(Refusal::Malformed, "bytes after the last reply expected");
+        if (head_ == shapes_.size()) {
+            if (!has_stream_) return refuse(Refusal::Malformed, "bytes after the last reply expected");
+            shapes_.push_back(stream_);
+        }
         switch (state_) {
         case State::Type:
             if (++reply_bytes_ > limit_) return refuse(Refusal::TooBig, over_limit());

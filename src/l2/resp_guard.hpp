@@ -14,7 +14,8 @@
 //     longer than kMaxHeader, an unknown type byte, a bad length or
 //     integer (not a decimal int64), a bulk
 //     string not followed by CRLF (Malformed);
-//   - any byte after the last reply expected (Malformed).
+//   - any byte after the last reply expected (Malformed), unless a stream
+//     shape stands for every further reply.
 // Each expected reply is queued with expect() (one per command written);
 // feed() then takes the bytes in any chunking. After a refusal the guard is
 // dead until reset(): the connection it watched must be discarded.
@@ -51,6 +52,9 @@ public:
 
     uint64_t limit() const { return limit_; }
     void expect(ReplyShape shape);
+    // A connection whose replies are not one per command (a subscriber's
+    // pushes): once the queue is empty, every further reply must fit `shape`.
+    void expect_stream(ReplyShape shape) { stream_ = shape; has_stream_ = true; }
     // Check the next `n` bytes; false when refused (see refusal() and why()).
     bool feed(const char *data, size_t n);
     Refusal refusal() const { return refusal_; }
@@ -72,6 +76,8 @@ private:
 
     uint64_t limit_;
     std::vector<ReplyShape> shapes_;
+    ReplyShape stream_;
+    bool has_stream_ = false;
     size_t head_ = 0;  // shapes_[head_] is the reply being read
     State state_ = State::Type;
     char type_ = 0;

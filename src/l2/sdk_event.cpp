@@ -74,6 +74,11 @@ std::optional<std::string> registry_id_of_key(std::string_view key) {
     return "ck:reg:" + std::string(ns) + ":" + *h;
 }
 
+std::string announced_registry_id(std::string_view key) {
+    std::optional<std::string> id = registry_id_of_key(key);
+    return id ? std::move(*id) : std::string(kLibraryRegistryId);
+}
+
 std::optional<Event> decode(std::string_view b) {
     if (b.empty() || b.size() > kMaxEventBytes) return std::nullopt;
     const auto head = uint8_t(b[0]);

@@ -28,6 +28,15 @@ std::optional<std::string> registry_hash(std::string_view function_name);
 // ("[ns:{ns}:]func:{fn}:args:..."); nullopt for keys of any other shape.
 std::optional<std::string> registry_id_of_key(std::string_view key);
 
+// The registry id under which this library announces a write of `key`:
+// the key's own for an auto-mode key (the SDK's listeners evict it), else
+// kLibraryRegistryId, which names no SDK function (its hash part is not
+// hex): the SDK's listeners drop the event, libcachekit's apply its "k".
+// So a cache whose feed fell back to the channel (no CLIENT TRACKING) still
+// hears every key another libcachekit process writes, interop keys too.
+inline constexpr std::string_view kLibraryRegistryId = "ck:reg::libcachekit";
+std::string announced_registry_id(std::string_view key);
+
 // The event for `key` (nullopt: the whole namespace) under registry id `registry_id`.
 std::string encode(std::string_view registry_id, std::optional<std::string_view> key);
 

@@ -165,6 +165,35 @@ void test_flushall_empties_l1(void **) {
     assert_true(ct::eventually([&] { return read(a.get(), "k3").rc == CACHEKIT_ENOTFOUND; }, kPatience, 1ms));
 }
 
+// Only the server's nil is a flush: a client allowed to PUBLISH on the
+// tracking channel sends strings, which must not empty the L1 (issue 25).
+void test_forged_flush_message_is_ignored(void **) {
+    Raw raw;
+    ct::CacheHandle a = cache_on(url("tracking"));
+    wait_live(a.get());
+    // Messages arrive in order: once the drop of a raw SET's key is counted,
+    // every message sent before it has been handled.
+    int marks = 0;
+    auto barrier = [&] {
+        const long long dropped = series(a.get(), "cachekit_l1_coherence_keys_dropped_total");
+        raw.text({"SET", std::string(kPrefix) + "forged-mark", std::to_string(++marks)});
+        assert_true(ct::eventually(
+            [&] { return series(a.get(), "cachekit_l1_coherence_keys_dropped_total") > dropped; }, kPatience, 1ms));
+    };
+    const std::string kept = ct::mp_str("kept");
+    CT_OK(cachekit_cache_put(a.get(), nullptr, "forged-keep", 11, kept.data(), kept.size(), 0));
+    barrier();  // the put's own message has come back
+    read_into_l1(a.get(), "forged-keep", kept);
+    const long long flushes = series(a.get(), "cachekit_l1_coherence_flushes_total");
+    for (const char *payload : {"x", "", "*-1"}) raw.text({"PUBLISH", "__redis__:invalidate", payload});
+    barrier();
+    assert_int_equal(series(a.get(), "cachekit_l1_coherence_flushes_total"), flushes);
+    Read r = read(a.get(), "forged-keep");
+    assert_int_equal(r.rc, CACHEKIT_OK);
+    assert_int_equal(r.source, CACHEKIT_SOURCE_L1);
+    assert_true(r.value == kept);
+}
+
 // The id of the cache's invalidation connection in CLIENT LIST.
 std::string feed_client_id(Raw &raw) {
     const std::string list = raw.text({"CLIENT", "LIST"});
@@ -275,7 +304,8 @@ void test_sdk_channel_events(void **) {
     wait_live(a.get());
     assert_true(metrics(a.get()).find("mode=\"pubsub\"") != std::string::npos);
     const std::string v1 = ct::mp_str("sdk-1"), v2 = ct::mp_str("sdk-2");
-    CT_OK(cachekit_cache_put(a.get(), nullptr, "k6", 2, v1.data(), v1.size(), 0));
+    // Written raw: a's own put would be announced, and its event could drop the fill below.
+    raw.text({"SET", std::string(kPrefix) + "k6", stored_form(raw, v1)});
     read_into_l1(a.get(), "k6", v1);
     // pubsub mode: a raw SET is not seen (no tracking) ...
     raw.text({"SET", std::string(kPrefix) + "k6", stored_form(raw, v2)});
@@ -315,15 +345,33 @@ void test_announces_on_sdk_channel(void **) {
         assert_true(std::string(m->element[2]->str, m->element[2]->len) == want);
         freeReplyObject(m);
     }
-    // A key of another shape is not announced (no SDK function holds it):
-    // the next event is the auto key's, put after it (one publisher, in order).
+    // A key of another shape (interop, the C API's own) is announced under
+    // a registry id no SDK function has, for libcachekit's listeners alone.
     CT_OK(cachekit_cache_put(a.get(), nullptr, "plain", 5, v.data(), v.size(), 0));
-    CT_OK(cachekit_cache_put(a.get(), "users", key.data(), key.size(), v.data(), v.size(), 0));
     void *reply = nullptr;
     assert_int_equal(redisGetReply(sub.c, &reply), REDIS_OK);
     auto *m = static_cast<redisReply *>(reply);
-    assert_true(std::string(m->element[2]->str, m->element[2]->len) == want);
+    assert_true(std::string(m->element[2]->str, m->element[2]->len) == sdk_event("ck:reg::libcachekit", "plain"));
     freeReplyObject(m);
+}
+
+// auto on a server whose ACL refuses CLIENT TRACKING falls back to the
+// channel (issue 25): there another libcachekit process's write of a key of
+// any shape still reaches this L1, since every write is announced.
+void test_auto_without_tracking_hears_every_key(void **) {
+    Raw raw;
+    raw.text({"ACL", "SETUSER", "notrack", "on", ">pw", "~*", "&*", "+@all", "-client|tracking"});
+    const std::string u = "redis://notrack:pw@127.0.0.1:" + std::to_string(g_redis->port()) + "?l1_coherence=auto";
+    ct::CacheHandle a = cache_on(u);
+    wait_live(a.get());
+    assert_true(metrics(a.get()).find("cachekit_l1_coherence_live{mode=\"pubsub\"} 1") != std::string::npos);
+    const std::string v1 = ct::mp_str("nt-1"), v2 = ct::mp_str("nt-2");
+    const std::string key = "users:get_user:" + std::string(64, 'b');  // an interop key's shape
+    CT_OK(cachekit_cache_put(a.get(), nullptr, key.data(), key.size(), v1.data(), v1.size(), 0));
+    read_into_l1(a.get(), key, v1);
+    in_child([&](cachekit_cache *b) { cachekit_cache_put(b, nullptr, key.data(), key.size(), v2.data(), v2.size(), 0); });
+    assert_true(eventually_reads(a.get(), key, v2));
+    raw.text({"ACL", "DELUSER", "notrack"});
 }
 
 void test_off_has_no_feed(void **) {
@@ -437,11 +485,13 @@ int main() {
         cmocka_unit_test(test_raw_set_reaches_l1),
         cmocka_unit_test(test_other_process_put_and_invalidate),
         cmocka_unit_test(test_flushall_empties_l1),
+        cmocka_unit_test(test_forged_flush_message_is_ignored),
         cmocka_unit_test(test_client_kill_flushes),
         cmocka_unit_test(test_fill_races_invalidation),
         cmocka_unit_test(test_loads_keep_their_l2_write),
         cmocka_unit_test(test_sdk_channel_events),
         cmocka_unit_test(test_announces_on_sdk_channel),
+        cmocka_unit_test(test_auto_without_tracking_hears_every_key),
         cmocka_unit_test(test_off_has_no_feed),
         cmocka_unit_test(test_auto_picks_tracking),
         cmocka_unit_test(test_default_is_off),
