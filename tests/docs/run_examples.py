@@ -30,6 +30,7 @@ import argparse
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -63,7 +64,7 @@ class Runner:
     def __init__(self, a: argparse.Namespace, work: pathlib.Path) -> None:
         self.src = pathlib.Path(a.source_root).resolve()
         self.build = pathlib.Path(a.build_dir).resolve()
-        self.cc = a.cc
+        self.cc = shlex.split(a.cc)  # e.g. "ccache cc"
         self.work = work
         self.header = (self.src / "include" / "cachekit" / "cachekit.h").read_text()
         self.env = {k: v for k, v in os.environ.items() if k not in ("CACHEKIT_REDIS_URL", "REDIS_URL")}
@@ -101,7 +102,7 @@ class Runner:
         if b.marker == "c fragment":
             f = self.work / f"{name}.c"
             f.write_text(FRAGMENT_PRELUDE % (b.where(), b.code))
-            self.run([self.cc, "-std=c99", "-Wall", "-Werror", "-c", str(f), "-o", str(f.with_suffix(".o"))]
+            self.run([*self.cc, "-std=c99", "-Wall", "-Werror", "-c", str(f), "-o", str(f.with_suffix(".o"))]
                      + self.pkg_config(), "compiling the fragment")
             self.count("c fragments compiled")
             return
@@ -111,7 +112,7 @@ class Runner:
         f = self.work / f"{name}.c"
         f.write_text(f'#line 1 "{b.where()}"\n' + b.code)
         exe = self.work / name
-        self.run([self.cc, "-std=c99", "-Wall", "-Werror", str(f), "-o", str(exe)] + self.pkg_config(),
+        self.run([*self.cc, "-std=c99", "-Wall", "-Werror", str(f), "-o", str(exe)] + self.pkg_config(),
                  "compiling the program")
         self.run([str(exe)], "running the program")
         self.count("c programs compiled and run")
