@@ -31,7 +31,7 @@ def _requests() -> list[dict]:
         reqs.append({"id": "value:" + v["name"], "op": "value.encode", "value_json": v["value"]})
         reqs.append({"id": "value-back:" + v["name"], "op": "value.decode", "data": v["canonical_msgpack_hex"]})
     for v in data.get("reader_accept_vectors", []) + data.get("reader_reject_vectors", []):
-        reqs.append({"id": "reader:" + v["name"], "op": "value.decode", "data": v["msgpack_hex"]})
+        reqs.append({"id": "reader:" + v["name"], "op": "value.decode", "data": v["input_hex"]})
     for v in data.get("encryption_vectors", []):
         reqs.append({"id": "decrypt:" + v["name"], "op": "crypto.decrypt", "master_key": v["master_key_hex"],
                      "tenant": v["tenant_id"], "aad": v["aad_hex"], "ciphertext": v["ciphertext_hex"]})
