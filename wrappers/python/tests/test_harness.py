@@ -114,3 +114,18 @@ def test_harness_decrypt_row(v, answers):
     a = answers["decrypt:" + v["name"]]
     assert a["ok"], a
     assert a["plaintext"] == v["plaintext_hex"] and a["key_index"] == 0
+
+
+def test_harness_refuses_values_outside_the_interop_model():
+    """Tags that key as arguments but are not interop values: UnsupportedType."""
+    rows = [{"$set": [1, 2]}, {"tags": {"$set": ["a"]}}, {"$uuid": "550e8400-e29b-41d4-a716-446655440000"},
+            {"$float": "nan"}, {"$float": "1e999"}, [{"$float": "-1e999"}]]
+    lines = "".join(json.dumps({"id": i, "op": "value.encode", "value_json": r}) + "\n" for i, r in enumerate(rows))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    proc = subprocess.run([sys.executable, "-m", "cachekit.harness"], input=lines, capture_output=True,
+                          text=True, env=env, cwd=PKG_ROOT, timeout=120)
+    out = [json.loads(ln) for ln in proc.stdout.splitlines()]
+    assert [a["id"] for a in out] == list(range(len(rows))), proc.stderr
+    for a in out:
+        assert a["ok"] is False and a["error"] == "UnsupportedType", a
