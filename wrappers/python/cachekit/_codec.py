@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
+import math
 import uuid
 from decimal import Decimal
 from pathlib import PurePath
@@ -304,10 +305,12 @@ def _timestamp(v: _dt.datetime) -> msgpack.Timestamp:
     return msgpack.Timestamp(sec, rem * 1000)
 
 
-def to_interop(v: Any, *, in_value: bool = False) -> Any:
-    """Convert a Python value to MessagePack-ready objects using the core's
-    input extensions (Timestamp ext -1 for aware datetimes in arguments, ext 83
-    for sets). Rejects what interop cannot carry (InteropError)."""
+def to_interop(v: Any) -> Any:
+    """Convert an interop ARGUMENT to MessagePack-ready objects using the core's
+    input extensions (Timestamp ext -1 for aware datetimes, ext 83 for sets),
+    with the spec's Python conveniences the reference applies to arguments
+    (Enum -> value, UUID -> str, Decimal -> str(), Path -> POSIX string).
+    Rejects what interop cannot carry (InteropError)."""
     t = type(v)
     if v is None or t is bool or t is str or t is bytes or t is float:
         return v
@@ -317,29 +320,23 @@ def to_interop(v: Any, *, in_value: bool = False) -> Any:
             raise InteropError(lib.CACHEKIT_EUNSUPPORTED, f"integer {v} is outside [-2^63, 2^64-1]")
         return v
     if isinstance(v, enum.Enum):
-        return to_interop(v.value, in_value=in_value)
+        return to_interop(v.value)
     if t is list or t is tuple or isinstance(v, (list, tuple)):
-        return [to_interop(x, in_value=in_value) for x in v]
+        return [to_interop(x) for x in v]
     if isinstance(v, dict):
-        return {k: to_interop(x, in_value=in_value) for k, x in v.items()}
+        return {k: to_interop(x) for k, x in v.items()}
     if isinstance(v, (set, frozenset)):
-        inner = [to_interop(x, in_value=in_value) for x in v]
+        inner = [to_interop(x) for x in v]
         return msgpack.ExtType(_EXT_SET, msgpack.packb(inner, use_bin_type=True, datetime=False))
     if isinstance(v, _dt.datetime):
         if v.tzinfo is None or v.tzinfo.utcoffset(v) is None:
             raise InteropError(lib.CACHEKIT_EUNSUPPORTED, "naive datetime (no UTC offset) is not allowed in interop mode")
-        if in_value:
-            return {"__datetime__": True, "value": v.isoformat()}
         return _timestamp(v)
-    if in_value and isinstance(v, _dt.date):
-        return {"__date__": True, "value": v.isoformat()}
-    if in_value and isinstance(v, _dt.time):
-        return {"__time__": True, "value": v.isoformat()}
     if isinstance(v, uuid.UUID):
         return str(v).lower()
-    if not in_value and isinstance(v, Decimal):  # the spec's Python conveniences for arguments,
-        return str(v)                            # as the reference SDK applies them
-    if not in_value and isinstance(v, PurePath):
+    if isinstance(v, Decimal):
+        return str(v)
+    if isinstance(v, PurePath):
         return v.as_posix()
     if isinstance(v, float):
         return float(v)
@@ -348,6 +345,60 @@ def to_interop(v: Any, *, in_value: bool = False) -> Any:
     if isinstance(v, (bytes, bytearray, memoryview)):
         return bytes(v)
     raise InteropError(lib.CACHEKIT_EUNSUPPORTED, f"unsupported interop type {t.__module__}.{t.__qualname__}")
+
+
+def _value_refused(v: Any, why: str) -> InteropError:
+    t = type(v)
+    return InteropError(lib.CACHEKIT_EUNSUPPORTED,
+                        f"{t.__module__}.{t.__qualname__} cannot be an interop value: {why}")
+
+
+# The interop VALUE model is closed and narrower than the arguments': a value is
+# read back by every SDK, so only what each of them has is stored (the reference
+# cachekit-py 0.24.1's interop._normalize_value, which the TS SDK agrees with on
+# NaN/Inf). No set, UUID, plain Enum, Decimal or Path conversions: a set would
+# come back as a list, and none of them is refused by the argument rules only.
+_VALUE_ONLY_PYTHON = "interop values are None, bool, int, float, str, bytes, list, tuple, dict (str keys) " \
+                     "and datetime/date/time (sentinel maps); Python-specific types do not round-trip cross-SDK"
+
+
+def _interop_value(v: Any) -> Any:
+    """A value (value profile) as MessagePack-ready objects, or InteropError."""
+    t = type(v)
+    if v is None or t is bool or t is str or t is bytes:
+        return v
+    if isinstance(v, float):
+        f = float.__float__(v)  # a subclass (a float Enum mixin) stores its value, as the reference's
+        if math.isnan(f) or math.isinf(f):
+            raise _value_refused(v, "NaN and Infinity are not allowed in interop mode")
+        return f
+    if isinstance(v, int):  # int subclasses, IntEnum/IntFlag included: the reference stores the integer
+        n = int.__int__(v)
+        if n < _INT_MIN or n > _INT_MAX:
+            raise _value_refused(v, f"integer {n} is outside [-2^63, 2^64-1]")
+        return n
+    if isinstance(v, str):  # a (str, Enum) member included: its string, as in the reference
+        return str.__str__(v)
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v)
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is None or v.tzinfo.utcoffset(v) is None:
+            raise _value_refused(v, "naive datetime (no UTC offset) is not allowed in interop mode")
+        return {"__datetime__": True, "value": v.isoformat()}
+    if isinstance(v, _dt.date):
+        return {"__date__": True, "value": v.isoformat()}
+    if isinstance(v, _dt.time):
+        return {"__time__": True, "value": v.isoformat()}
+    if isinstance(v, (list, tuple)):
+        return [_interop_value(x) for x in v]
+    if isinstance(v, dict):
+        out = {}
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise _value_refused(v, f"map keys must be strings, got {type(k).__name__}")
+            out[str.__str__(k)] = _interop_value(x)
+        return out
+    raise _value_refused(v, _VALUE_ONLY_PYTHON)
 
 
 def pack_interop_args(bound: list) -> bytes:
@@ -366,7 +417,7 @@ def interop_key(namespace: str, operation: str, bound: list) -> str:
 def encode_interop_value(v: Any) -> bytes:
     """One plain canonical MessagePack document (value profile)."""
     try:
-        raw = msgpack.packb(to_interop(v, in_value=True), use_bin_type=True, datetime=False)
+        raw = msgpack.packb(_interop_value(v), use_bin_type=True, datetime=False)
     except InteropError:
         raise
     except (TypeError, ValueError, OverflowError, UnicodeError) as exc:

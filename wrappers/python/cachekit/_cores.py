@@ -10,7 +10,7 @@ from urllib.parse import quote
 from cachekit import _key_registry, _options
 from cachekit._codec import AUTO_SERIALIZERS
 from cachekit._config import _UNSET, _backend_url, _secret_id
-from cachekit._core import Backend, CoreCache
+from cachekit._core import Backend, ConfigurationError, CoreCache, lib
 from cachekit._defaults import get_default_backend
 from cachekit._userbackend import is_user_backend, make_core
 
@@ -78,6 +78,20 @@ def _reset_after_fork() -> None:  # pragma: no cover - fork only
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def _refuse_interop_prefix(backend: Any) -> None:
+    """Interop keys are bare on the wire in every SDK: a backend that prefixes them
+    would store entries no other SDK reads (and an encrypted entry's AAD would bind
+    the prefix). Refused with the reference's class and rule (cachekit-py 0.24.1
+    interop.ensure_interop_backend_compatible: a truthy `key_prefix` or `_key_prefix`)."""
+    prefix = getattr(backend, "key_prefix", None) or getattr(backend, "_key_prefix", None)
+    if prefix:
+        raise ConfigurationError(
+            lib.CACHEKIT_EINVAL,
+            f"interop mode cannot be used with a key-prefixing backend ({type(backend).__name__} has "
+            f"key_prefix={prefix!r}): other SDKs read interop entries under the bare key; pass a backend "
+            f"without a prefix")
 
 
 class CoreMixin:
@@ -162,6 +176,8 @@ class CoreMixin:
             backend_obj = backend
         elif is_user_backend(backend):
             user_backend = backend
+            if interop:
+                _refuse_interop_prefix(backend)
         elif backend is not _UNSET:
             url = _backend_url(backend)
         else:

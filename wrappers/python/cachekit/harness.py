@@ -7,7 +7,9 @@ decorated `@cache(interop=...)` function uses:
 - `value.encode` / `value.decode`: `cachekit.encode_interop_value` / `decode_interop_value`.
 `key.interop`, `envelope.unwrap` and `crypto.decrypt` take hex bytes as `cachekit codec`
 does and call the core's `_ex` functions. Every tag of the tagged JSON has a Python value
-($set -> set, $bytes -> bytes, $datetime -> aware datetime, $uuid -> uuid.UUID).
+($set -> set, $bytes -> bytes, $datetime -> aware datetime, $uuid -> uuid.UUID); a set, a
+UUID or a NaN/infinite float is a key argument but not an interop value, so
+`value.encode` answers UnsupportedType for it, as the package's encoder refuses it.
 Errors are `{"ok": false, "error": NAME, "message": ...}` with the core's error name.
 """
 from __future__ import annotations

@@ -31,7 +31,7 @@ def _requests() -> list[dict]:
         reqs.append({"id": "value:" + v["name"], "op": "value.encode", "value_json": v["value"]})
         reqs.append({"id": "value-back:" + v["name"], "op": "value.decode", "data": v["canonical_msgpack_hex"]})
     for v in data.get("reader_accept_vectors", []) + data.get("reader_reject_vectors", []):
-        reqs.append({"id": "reader:" + v["name"], "op": "value.decode", "data": v["msgpack_hex"]})
+        reqs.append({"id": "reader:" + v["name"], "op": "value.decode", "data": v["input_hex"]})
     for v in data.get("encryption_vectors", []):
         reqs.append({"id": "decrypt:" + v["name"], "op": "crypto.decrypt", "master_key": v["master_key_hex"],
                      "tenant": v["tenant_id"], "aad": v["aad_hex"], "ciphertext": v["ciphertext_hex"]})
@@ -114,3 +114,18 @@ def test_harness_decrypt_row(v, answers):
     a = answers["decrypt:" + v["name"]]
     assert a["ok"], a
     assert a["plaintext"] == v["plaintext_hex"] and a["key_index"] == 0
+
+
+def test_harness_refuses_values_outside_the_interop_model():
+    """Tags that key as arguments but are not interop values: UnsupportedType."""
+    rows = [{"$set": [1, 2]}, {"tags": {"$set": ["a"]}}, {"$uuid": "550e8400-e29b-41d4-a716-446655440000"},
+            {"$float": "nan"}, {"$float": "1e999"}, [{"$float": "-1e999"}]]
+    lines = "".join(json.dumps({"id": i, "op": "value.encode", "value_json": r}) + "\n" for i, r in enumerate(rows))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    proc = subprocess.run([sys.executable, "-m", "cachekit.harness"], input=lines, capture_output=True,
+                          text=True, env=env, cwd=PKG_ROOT, timeout=120)
+    out = [json.loads(ln) for ln in proc.stdout.splitlines()]
+    assert [a["id"] for a in out] == list(range(len(rows))), proc.stderr
+    for a in out:
+        assert a["ok"] is False and a["error"] == "UnsupportedType", a

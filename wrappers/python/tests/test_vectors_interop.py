@@ -99,7 +99,7 @@ def test_interop_error_vector_through_decorator(v):
 
 @pytest.mark.parametrize("v", vector_params("interop-mode.json", "reader_accept_vectors"))
 def test_interop_reader_accept(v):
-    data = bytes.fromhex(v["msgpack_hex"])
+    data = bytes.fromhex(v["input_hex"])
     got = _codec.decode_interop_value(data)
     if "value" in v:
         assert got == untag(v["value"])
@@ -108,7 +108,7 @@ def test_interop_reader_accept(v):
 @pytest.mark.parametrize("v", vector_params("interop-mode.json", "reader_reject_vectors"))
 def test_interop_reader_reject(v):
     with pytest.raises(CacheKitError):
-        _codec.decode_interop_value(bytes.fromhex(v["msgpack_hex"]))
+        _codec.decode_interop_value(bytes.fromhex(v["input_hex"]))
 
 
 @pytest.mark.parametrize("v", vector_params("interop-mode.json", "reader_accept_vectors"))
@@ -121,7 +121,7 @@ def test_interop_reader_accept_through_cache(v):
 
     g = cache(backend=backend, namespace="t", interop="op")(get_thing)
     key = g._cachekit.key_for((1,), {})
-    backend.set(key, bytes.fromhex(v["msgpack_hex"]))
+    backend.set(key, bytes.fromhex(v["input_hex"]))
     got = g(1)
     if "value" in v:
         assert got == untag(v["value"])
