@@ -119,6 +119,20 @@ impl Default for CacheBuilder {
 }
 
 impl CacheBuilder {
+    /// The interop rule the reference SDK enforces too (it refuses
+    /// key-prefixing backends in interop mode): checked here so the answer
+    /// does not depend on the C library's version.
+    fn check_interop(&self) -> Result<(), Error> {
+        match (&self.format, self.key_prefix.as_deref()) {
+            (Format::Interop, Some(prefix)) if !prefix.is_empty() => Err(Error::invalid(format!(
+                "key_prefix {prefix:?} cannot be used in interop format: interop keys are \
+                 {{namespace}}:{{operation}}:{{hash}} with no prefix, so no other SDK would read \
+                 the entries; drop the prefix, or use Format::Auto"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// L2 at a URL: `redis://[user:password@]host[:port][/db]`,
     /// `unix:///path.sock[?db=N]`, `file:///absolute/dir`, `memory://`, or
     /// `none` for L1 only.
@@ -186,7 +200,9 @@ impl CacheBuilder {
         self
     }
 
-    /// A prefix for every L2 key (e.g. "t:default:").
+    /// A prefix for every L2 key (e.g. "t:default:"), in `Format::Auto` only:
+    /// interop keys carry no prefix (no other SDK would find a prefixed
+    /// one), so `build()` refuses a non-empty prefix in interop format.
     pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.key_prefix = Some(prefix.into());
         self
@@ -276,8 +292,10 @@ impl CacheBuilder {
         self
     }
 
-    /// Create the cache.
+    /// Create the cache. A configuration the protocol does not allow is
+    /// `Error::InvalidArgument`, before any C call.
     pub fn build(self) -> Result<Cache, Error> {
+        self.check_interop()?;
         let opt = |what: &str, s: &Option<String>| s.as_deref().map(|s| cstring(what, s)).transpose();
         let url: Option<CString> = match &self.backend {
             Backend::Environment => None,

@@ -185,17 +185,36 @@ impl Cache {
     }
 
     /// The typed value under `key`, or the one `load` computes (single-flight,
-    /// as `get_or_load_bytes`).
+    /// as `get_or_load_bytes`). A stored value that does not decode as `T`
+    /// (another program's type, an older `T`) is a miss: `load` runs and its
+    /// value replaces the stored one, so the next call is a hit again.
     pub fn get_or_load<T, F, E>(&self, ns: &str, key: &str, ttl: Option<Duration>, load: F) -> Result<T, LoadError<E>>
     where
         T: Serialize + DeserializeOwned,
         F: FnOnce() -> Result<T, E>,
     {
+        let mut load = Some(load);
+        let mut fresh: Option<T> = None;
         let bytes = get_or_load_raw(self, ns, key, ttl, || {
-            let value = load().map_err(LoadError::Loader)?;
-            encode_value(&value).map_err(LoadError::Cache)
+            let value = (load.take().expect("the loader runs once"))().map_err(LoadError::Loader)?;
+            let bytes = encode_value(&value).map_err(LoadError::Cache)?;
+            fresh = Some(value);
+            Ok(bytes)
         })?;
-        decode_value(&bytes).map_err(LoadError::Cache)
+        if let Some(value) = fresh {
+            return Ok(value); // this caller computed it
+        }
+        match (decode_value(&bytes), load.take()) {
+            (Ok(value), _) => Ok(value),
+            (Err(_), Some(load)) => {
+                let value = load().map_err(LoadError::Loader)?;
+                // Best effort: the caller has its value whether or not it lands.
+                let _ = self.set(ns, key, &value, ttl);
+                Ok(value)
+            }
+            // An SWR refresh whose loader failed handed back the stale value.
+            (Err(e), None) => Err(LoadError::Cache(e)),
+        }
     }
 
     /// Remove `key` from both tiers (cachekit_cache_invalidate).

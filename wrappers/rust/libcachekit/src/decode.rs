@@ -30,13 +30,31 @@ impl de::Error for DecodeError {
 
 type Result<T> = std::result::Result<T, DecodeError>;
 
-/// Decode one value from the start of `input` (trailing bytes are not read, as rmp-serde).
-pub(crate) fn from_slice<'de, T: de::Deserialize<'de>>(input: &'de [u8]) -> Result<T> {
-    T::deserialize(&mut Reader {
+/// Why a document was refused: the caller maps each to its error variant.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// Not a document of the caller's type (or not well-formed).
+    Decode(DecodeError),
+    /// One complete document and then more bytes: a value is exactly one
+    /// document (the interop reader rule), so this is no value at all.
+    Trailing { consumed: usize, len: usize },
+}
+
+/// Decode `input` as exactly one document.
+pub(crate) fn from_slice<'de, T: de::Deserialize<'de>>(input: &'de [u8]) -> std::result::Result<T, Refused> {
+    let mut reader = Reader {
         input,
         pos: 0,
         depth: 0,
-    })
+    };
+    let value = T::deserialize(&mut reader).map_err(Refused::Decode)?;
+    if reader.pos != input.len() {
+        return Err(Refused::Trailing {
+            consumed: reader.pos,
+            len: input.len(),
+        });
+    }
+    Ok(value)
 }
 
 struct Reader<'de> {

@@ -204,9 +204,16 @@ where
             flight::Role::Waiter(wait) => match wait.await {
                 Some(bytes) => match decode_value::<M::Value>(&bytes) {
                     Ok(value) => return M::from_cached(value),
-                    Err(_) => continue, // another type under this key: lead a flight of our own
+                    // Another type under this key (two same-named functions in
+                    // one namespace, say). Rejoining would meet the same
+                    // settled flight at once, without yielding, until its
+                    // leader ends (issue 25); so compute here, as the sync
+                    // path does, and replace the value by a plain write.
+                    Err(_) => return compute_and_replace::<M, R, Fut>(cache, site.ns, key, ttl, compute).await,
                 },
-                None => continue, // the leader's value was not cached: try again
+                // The leader's flight ended without a value and left the map
+                // first, so this joins a new flight (or leads one).
+                None => continue,
             },
         };
         let (c, k, ns) = (cache.clone(), key.clone(), site.ns);
@@ -236,6 +243,32 @@ where
         drop(leader);
         return r;
     }
+}
+
+/// A waiter whose leader's bytes are not its type: run the function and
+/// store its value with a plain write off the executor (no load claim: the
+/// leader holds the key's).
+async fn compute_and_replace<M, R, Fut>(
+    cache: &Cache,
+    ns: &'static str,
+    key: String,
+    ttl: Option<Duration>,
+    compute: Fut,
+) -> R
+where
+    M: Mode<R>,
+    Fut: Future<Output = R>,
+{
+    let r = compute.await;
+    if let Some(bytes) = encoded::<M, R>(&r) {
+        let claim = Claim {
+            cache: cache.clone(),
+            key,
+            id: None,
+        };
+        land(claim, ns, std::sync::Arc::new(bytes), ttl).await;
+    }
+    r
 }
 
 /// This caller got a stale L1 hit and its refresh claim: it runs the

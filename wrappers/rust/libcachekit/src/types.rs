@@ -34,7 +34,7 @@ impl<'de> serde::Deserialize<'de> for Bytes {
 }
 
 /// A MessagePack extension value: rmp-serde's ext form.
-struct Ext<'a>(i8, &'a [u8]);
+pub(crate) struct Ext<'a>(pub(crate) i8, pub(crate) &'a [u8]);
 
 impl Serialize for Ext<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -89,6 +89,36 @@ impl Serialize for Timestamp {
         data[..4].copy_from_slice(&self.nanoseconds.to_be_bytes());
         data[4..].copy_from_slice(&self.seconds.to_be_bytes());
         Ext(sys::CACHEKIT_MSGPACK_EXT_TIMESTAMP, &data).serialize(s)
+    }
+}
+
+impl Timestamp {
+    /// The body of a MessagePack timestamp ext (type -1) in any of its three
+    /// forms: 4 bytes (u32 seconds), 8 (30-bit nanoseconds over 34-bit
+    /// seconds), 12 (u32 nanoseconds, i64 seconds).
+    pub(crate) fn from_ext_body(data: &[u8]) -> Result<Timestamp, String> {
+        let t = match data.len() {
+            4 => Timestamp {
+                seconds: u32::from_be_bytes(data.try_into().expect("4 bytes")).into(),
+                nanoseconds: 0,
+            },
+            8 => {
+                let v = u64::from_be_bytes(data.try_into().expect("8 bytes"));
+                Timestamp {
+                    seconds: (v & 0x3_ffff_ffff) as i64,
+                    nanoseconds: (v >> 34) as u32,
+                }
+            }
+            12 => Timestamp {
+                seconds: i64::from_be_bytes(data[4..].try_into().expect("8 bytes")),
+                nanoseconds: u32::from_be_bytes(data[..4].try_into().expect("4 bytes")),
+            },
+            n => return Err(format!("a MessagePack timestamp has 4, 8 or 12 bytes, not {n}")),
+        };
+        if t.nanoseconds >= 1_000_000_000 {
+            return Err(format!("a MessagePack timestamp with {} nanoseconds", t.nanoseconds));
+        }
+        Ok(t)
     }
 }
 

@@ -1,11 +1,13 @@
 //! `Value`: a dynamic interop value (what a `serde_json::Value` is for JSON),
 //! for arguments and values whose type is known only at run time.
-use crate::types::{Bytes, Set, Timestamp};
+use crate::temporal::{revive, Date, DateTime, Time};
+use crate::types::{Bytes, Ext, Set, Timestamp};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 /// One MessagePack value of the interop profile, plus the input extensions
-/// (sets and timestamps) a key's arguments may hold.
+/// (sets and timestamps) a key's arguments may hold, the temporal values a
+/// stored value holds as sentinel maps, and ext types a reader must accept.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Nil,
@@ -20,8 +22,18 @@ pub enum Value {
     Map(Vec<(Value, Value)>),
     /// Arguments only: the core writes the sorted, de-duplicated elements.
     Set(Vec<Value>),
-    /// Arguments only: an aware UTC instant.
+    /// An aware UTC instant: an argument (keyed as the protocol keys a
+    /// datetime), or a MessagePack timestamp (ext -1) read from a value.
     Timestamp(Timestamp),
+    /// A `{"__datetime__": true, "value": iso}` sentinel of a stored value.
+    DateTime(DateTime),
+    /// A `{"__date__": true, "value": iso}` sentinel.
+    Date(Date),
+    /// A `{"__time__": true, "value": iso}` sentinel.
+    Time(Time),
+    /// An application ext type (type, body) read from a value: the protocol
+    /// lets readers meet one; the canonical writers refuse to store it.
+    Ext(i8, Vec<u8>),
 }
 
 impl Serialize for Value {
@@ -50,6 +62,10 @@ impl Serialize for Value {
             }
             Value::Set(items) => Set(items.clone()).serialize(s),
             Value::Timestamp(t) => t.serialize(s),
+            Value::DateTime(v) => v.serialize(s),
+            Value::Date(v) => v.serialize(s),
+            Value::Time(v) => v.serialize(s),
+            Value::Ext(tag, body) => Ext(*tag, body).serialize(s),
         }
     }
 }
@@ -75,6 +91,16 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         Value::deserialize(d)
+    }
+    /// rmp-serde hands an ext item over as a newtype of (type, body).
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        let (tag, body): (i8, Bytes) = Deserialize::deserialize(d)?;
+        if tag == libcachekit_sys::CACHEKIT_MSGPACK_EXT_TIMESTAMP {
+            return Timestamp::from_ext_body(&body.0)
+                .map(Value::Timestamp)
+                .map_err(serde::de::Error::custom);
+        }
+        Ok(Value::Ext(tag, body.0))
     }
     fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
         Ok(Value::Bool(v))
@@ -115,7 +141,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         while let Some(pair) = map.next_entry()? {
             pairs.push(pair);
         }
-        Ok(Value::Map(pairs))
+        Ok(revive(pairs))
     }
 }
 

@@ -1,5 +1,6 @@
 //! Typed values and arguments through serde: rmp-serde with structs as maps,
 //! then the core's canonicaliser, so the bytes are the interop profile.
+use crate::decode::Refused;
 use crate::ffi::{call, Buf};
 use crate::Error;
 use libcachekit_sys as sys;
@@ -31,9 +32,18 @@ pub fn encode_value<T: Serialize + ?Sized>(v: &T) -> Result<Vec<u8>, Error> {
 }
 
 /// Decode stored MessagePack into `T` (structs from maps or arrays), read as
-/// rmp-serde reads it (crate::decode).
+/// rmp-serde reads it (crate::decode). The bytes must be exactly one
+/// document: more after it is `TrailingBytes`.
 pub fn decode_value<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    crate::decode::from_slice(bytes).map_err(|e| Error::DeserializationFailed {
-        message: format!("cannot decode the cached value: {e}"),
+    crate::decode::from_slice(bytes).map_err(|e| match e {
+        Refused::Decode(e) => Error::DeserializationFailed {
+            message: format!("cannot decode the cached value: {e}"),
+        },
+        Refused::Trailing { consumed, len } => Error::TrailingBytes {
+            message: format!(
+                "{} bytes after the value's one document ({consumed} of {len} bytes read)",
+                len - consumed
+            ),
+        },
     })
 }

@@ -1,5 +1,6 @@
 //! The harness example speaks wrapper-harness.md: every typed row of
-//! interop-mode.json (keys, values, errors) fed through it as one session.
+//! interop-mode.json (keys, values, errors) and its reader rows
+//! (reader_accept_vectors, reader_reject_vectors) fed through it as one session.
 mod support;
 
 use serde_json::{json, Value as Json};
@@ -76,6 +77,20 @@ fn every_typed_row_of_interop_mode() {
             "UnsupportedType"
         };
         expect.push((name(row).into(), json!({"ok": false, "error": error})));
+    }
+    // The reader rows: every accept document decodes (to the row's tagged
+    // value where it has one), every reject document is refused.
+    for row in rows(&file, "reader_accept_vectors") {
+        requests.push(json!({"id": requests.len(), "op": "value.decode", "data": row["input_hex"]}));
+        let want = match row.get("value") {
+            Some(value) => json!({"ok": true, "value_json": value}),
+            None => json!({"ok": true}),
+        };
+        expect.push((name(row).into(), want));
+    }
+    for row in rows(&file, "reader_reject_vectors") {
+        requests.push(json!({"id": requests.len(), "op": "value.decode", "data": row["input_hex"]}));
+        expect.push((name(row).into(), json!({"ok": false})));
     }
     let responses = run(&requests);
     let mut failures = Vec::new();

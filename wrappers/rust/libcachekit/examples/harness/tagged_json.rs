@@ -156,7 +156,8 @@ pub fn parse_datetime(s: &str) -> Result<Timestamp, Error> {
     })
 }
 
-/// Value -> tagged JSON (floats as {"$float": text}, bytes as {"$bytes": hex}).
+/// Value -> tagged JSON (floats as {"$float": text}, bytes as {"$bytes": hex},
+/// ext types as {"$ext": type, "data": hex}).
 pub fn to_tagged(v: &Value) -> Json {
     match v {
         Value::Nil => Json::Null,
@@ -181,5 +182,12 @@ pub fn to_tagged(v: &Value) -> Json {
         ),
         Value::Set(items) => serde_json::json!({ "$set": items.iter().map(to_tagged).collect::<Vec<_>>() }),
         Value::Timestamp(t) => serde_json::json!({ "$timestamp": [t.seconds, t.nanoseconds] }),
+        // A revived sentinel as the map it is stored as (value_vectors'
+        // datetime_sentinel_value), its text in isoformat.
+        Value::DateTime(d) => serde_json::json!({ "__datetime__": true, "value": d.to_string() }),
+        Value::Date(d) => serde_json::json!({ "__date__": true, "value": d.to_string() }),
+        Value::Time(t) => serde_json::json!({ "__time__": true, "value": t.to_string() }),
+        // As the core's cachekit_msgpack_to_json and the Go harness write one.
+        Value::Ext(tag, body) => serde_json::json!({ "$ext": tag, "data": hex_encode(body) }),
     }
 }

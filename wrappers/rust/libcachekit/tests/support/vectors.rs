@@ -17,14 +17,21 @@ pub fn vectors_dir() -> PathBuf {
 /// interop-mode.json, or None (with a message) when the vectors are absent;
 /// the suite's script then reports itself skipped.
 pub fn interop_mode() -> Option<Json> {
-    let path = vectors_dir().join("interop-mode.json");
+    vector_file("interop-mode.json")
+}
+
+/// wire-format.json (its temporal sentinels concern every wrapper).
+#[allow(dead_code)]
+pub fn wire_format() -> Option<Json> {
+    vector_file("wire-format.json")
+}
+
+fn vector_file(file: &str) -> Option<Json> {
+    let path = vectors_dir().join(file);
     match std::fs::read_to_string(&path) {
-        Ok(text) => Some(serde_json::from_str(&text).expect("interop-mode.json is JSON")),
+        Ok(text) => Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{file} is not JSON: {e}"))),
         Err(e) => {
-            eprintln!(
-                "SKIP: no interop vectors at {} ({e}); set CACHEKIT_VECTORS_DIR",
-                path.display()
-            );
+            eprintln!("SKIP: no vectors at {} ({e}); set CACHEKIT_VECTORS_DIR", path.display());
             None
         }
     }
