@@ -79,7 +79,7 @@ func TestEncodeValueVectors(t *testing.T) {
 func TestDecodeValueReaderVectors(t *testing.T) {
 	f := vectors.LoadInteropMode(t, "../..")
 	vectors.Each(t, f.ReaderAccept, func(t *testing.T, row vectors.ReaderRow) {
-		data, _ := hex.DecodeString(row.MsgpackHex)
+		data, _ := hex.DecodeString(row.InputHex)
 		var got any
 		if err := cachekit.DecodeValue(data, &got); err != nil {
 			t.Fatalf("DecodeValue: %v", err)
@@ -96,10 +96,12 @@ func TestDecodeValueReaderVectors(t *testing.T) {
 		}
 	})
 	vectors.Each(t, f.ReaderReject, func(t *testing.T, row vectors.ReaderRow) {
-		data, _ := hex.DecodeString(row.MsgpackHex)
+		data, _ := hex.DecodeString(row.InputHex)
+		want := row.WantError(t)
 		var got any
-		if err := cachekit.DecodeValue(data, &got); !errors.Is(err, cachekit.ErrDecode) {
-			t.Fatalf("DecodeValue = %#v, %v; want ErrDecode", got, err)
+		var ce *cachekit.Error
+		if err := cachekit.DecodeValue(data, &got); !errors.Is(err, cachekit.ErrDecode) || !errors.As(err, &ce) || ce.Name != want {
+			t.Fatalf("DecodeValue = %#v, %v; want ErrDecode %s (the row's error: %q)", got, err, want, row.Error)
 		}
 	})
 }
