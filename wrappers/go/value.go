@@ -31,6 +31,11 @@ func EncodeValue(v any) ([]byte, error) {
 // data in place: strings and byte slices are the only copies made. Exactly
 // one document is accepted: trailing bytes are ErrDecode (TrailingBytes),
 // a document that does not fit out's type is ErrDecode (DeserializationFailed).
+// Before anything is decoded the document is checked against the decode
+// bounds (depth 1024; declared items and bytes backed by the input): a
+// hostile header is ErrDecode (Overclaim, DepthExceeded, Truncated), never
+// an allocation of what it claims.
+//
 // Decoded into a *any, every document a reader must accept decodes: to
 // int64, uint64, float64, string, []byte, bool, nil, time.Time (the
 // timestamp ext), RawExt (other ext types), []any, map[string]any, and
@@ -46,12 +51,15 @@ func (d *valueDecoder) decode(data []byte, out any) error {
 	if d.dec == nil {
 		d.dec = msgpack.NewDecoder(nil) // options: see valueDecoder
 	}
+	if err := d.bounds.check(data); err != nil {
+		return err // before the library sees a header it would trust
+	}
 	d.r.Reset(data)
 	d.dec.ResetReader(&d.r) // keeps the options (Reset would clear them)
 	defer d.r.Reset(nil)    // a pooled decoder must not keep the caller's bytes alive
 	var err error
 	if p, ok := out.(*any); ok {
-		*p, err = decodeDynamic(d.dec, 0)
+		*p, err = decodeDynamic(d.dec, &d.r, 0)
 	} else {
 		err = d.dec.Decode(out)
 	}
@@ -73,16 +81,15 @@ type RawExt struct {
 // Ext gives the type and payload (the harness renders it as {"$ext": ...}).
 func (e RawExt) Ext() (int8, []byte) { return e.Type, e.Data }
 
-// maxDynamicDepth bounds nesting when decoding into an interface (the
-// core's decode bounds allow up to 1024).
-const maxDynamicDepth = 1024
-
 // decodeDynamic decodes one document into Go's dynamic values; unlike the
 // library's interface decoding it keeps bin as []byte, widens integers to
-// int64/uint64 and accepts non-string map keys and unknown ext types.
-func decodeDynamic(d *msgpack.Decoder, depth int) (any, error) {
-	if depth > maxDynamicDepth {
-		return nil, fmt.Errorf("nesting deeper than %d", maxDynamicDepth)
+// int64/uint64 and accepts non-string map keys and unknown ext types. r is
+// the decoder's input: no allocation is larger than the bytes left in it
+// can back (an item takes at least one byte, a map pair two), whatever a
+// header claims.
+func decodeDynamic(d *msgpack.Decoder, r *bytes.Reader, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("nesting deeper than %d", maxDepth)
 	}
 	c, err := d.PeekCode()
 	if err != nil {
@@ -93,22 +100,27 @@ func decodeDynamic(d *msgpack.Decoder, depth int) (any, error) {
 		return d.DecodeBytes()
 	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
 		n, err := d.DecodeArrayLen()
-		if err != nil {
+		if err != nil || n < 0 {
 			return nil, err
 		}
-		out := make([]any, n)
-		for i := range out {
-			if out[i], err = decodeDynamic(d, depth+1); err != nil {
+		out := make([]any, 0, min(n, r.Len()))
+		for i := 0; i < n; i++ {
+			e, err := decodeDynamic(d, r, depth+1)
+			if err != nil {
 				return nil, err
 			}
+			out = append(out, e)
 		}
 		return out, nil
 	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
-		return decodeDynamicMap(d, depth)
+		return decodeDynamicMap(d, r, depth)
 	case msgpcode.IsExt(c):
 		id, n, err := d.DecodeExtHeader()
 		if err != nil {
 			return nil, err
+		}
+		if n > r.Len() {
+			return nil, fmt.Errorf("an ext of %d bytes with %d left", n, r.Len())
 		}
 		payload := make([]byte, n)
 		if err := d.ReadFull(payload); err != nil {
@@ -140,35 +152,38 @@ func timestampDoc(payload []byte) []byte {
 // decodeDynamicMap keeps maps with non-string keys (a reader must accept
 // them) as map[any]any; a key Go cannot hash (an array, a map, bytes) is an
 // error, not a crash.
-func decodeDynamicMap(d *msgpack.Decoder, depth int) (any, error) {
+func decodeDynamicMap(d *msgpack.Decoder, r *bytes.Reader, depth int) (any, error) {
 	n, err := d.DecodeMapLen()
 	if err != nil || n < 0 {
 		return nil, err
 	}
-	keys, vals := make([]any, n), make([]any, n)
+	keys, vals := make([]any, 0, min(n, r.Len()/2)), make([]any, 0, min(n, r.Len()/2))
 	allStrings := true
 	for i := 0; i < n; i++ {
-		if keys[i], err = decodeDynamic(d, depth+1); err != nil {
+		k, err := decodeDynamic(d, r, depth+1)
+		if err != nil {
 			return nil, err
 		}
-		if _, ok := keys[i].(string); !ok {
+		if _, ok := k.(string); !ok {
 			allStrings = false
-			if keys[i] != nil && !reflect.TypeOf(keys[i]).Comparable() {
-				return nil, fmt.Errorf("a map key of type %T", keys[i])
+			if k != nil && !reflect.TypeOf(k).Comparable() {
+				return nil, fmt.Errorf("a map key of type %T", k)
 			}
 		}
-		if vals[i], err = decodeDynamic(d, depth+1); err != nil {
+		v, err := decodeDynamic(d, r, depth+1)
+		if err != nil {
 			return nil, err
 		}
+		keys, vals = append(keys, k), append(vals, v)
 	}
 	if allStrings {
-		m := make(map[string]any, n)
+		m := make(map[string]any, len(keys))
 		for i := range keys {
 			m[keys[i].(string)] = vals[i]
 		}
 		return m, nil
 	}
-	m := make(map[any]any, n)
+	m := make(map[any]any, len(keys))
 	for i := range keys {
 		m[keys[i]] = vals[i]
 	}
@@ -192,8 +207,9 @@ func decodeError(code Status, msg string) error {
 // []byte; its "loose" mode would make bin a string); a whole value decoded
 // into *any goes through decodeDynamic. The zero value is ready.
 type valueDecoder struct {
-	r   bytes.Reader
-	dec *msgpack.Decoder
+	r      bytes.Reader
+	dec    *msgpack.Decoder
+	bounds boundsWalker
 }
 
 var valueDecoders = sync.Pool{New: func() any { return new(valueDecoder) }}

@@ -74,3 +74,18 @@ func TestDateTimeValue(t *testing.T) {
 		t.Fatalf("a map without the sentinel: %v, want ErrDecode", err)
 	}
 }
+
+// Issue 25: a lone 5-byte array32 header claiming 2^32-1 elements made the
+// decoder allocate them (an out-of-memory abort no recover catches). Every
+// decode target now gets ErrDecode (Overclaim) before any allocation.
+func TestDecodeValueFiveByteArray32Header(t *testing.T) {
+	doc := []byte{0xdd, 0xff, 0xff, 0xff, 0xff}
+	targets := []any{new(any), new([]any), new([]int), new([]string), new(map[string]any), new(struct{ A []int })}
+	for _, out := range targets {
+		err := DecodeValue(doc, out)
+		var e *Error
+		if !errors.Is(err, ErrDecode) || !errors.As(err, &e) || e.Code != StatusOverclaim {
+			t.Fatalf("into %T: %v, want ErrDecode (Overclaim)", out, err)
+		}
+	}
+}

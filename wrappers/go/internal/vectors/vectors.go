@@ -4,6 +4,8 @@
 package vectors
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -137,6 +139,61 @@ func LoadInteropMode(t testing.TB, repoRoot string) *InteropMode {
 		}
 	}
 	return &f
+}
+
+// BoundsRow is a decode-bounds.json row: its document is repeat_hex x count
+// followed by suffix_hex.
+type BoundsRow struct {
+	Row
+	Construction struct {
+		RepeatHex string `json:"repeat_hex"`
+		Count     int    `json:"count"`
+		SuffixHex string `json:"suffix_hex"`
+	} `json:"construction"`
+	InputLen int `json:"input_len"`
+}
+
+// Input builds the row's document (and checks it against input_len).
+func (r BoundsRow) Input(t testing.TB) []byte {
+	t.Helper()
+	rep, err1 := hex.DecodeString(r.Construction.RepeatHex)
+	suf, err2 := hex.DecodeString(r.Construction.SuffixHex)
+	if err1 != nil || err2 != nil || r.Construction.Count < 0 {
+		t.Fatalf("decode-bounds.json %s: bad construction", r.Name)
+	}
+	in := append(bytes.Repeat(rep, r.Construction.Count), suf...)
+	if len(in) != r.InputLen {
+		t.Fatalf("decode-bounds.json %s: built %d bytes, input_len says %d", r.Name, len(in), r.InputLen)
+	}
+	return in
+}
+
+// DecodeBounds is decode-bounds.json.
+type DecodeBounds struct {
+	Reject []BoundsRow `json:"reject_vectors"`
+	Accept []BoundsRow `json:"accept_vectors"`
+}
+
+// LoadDecodeBounds reads decode-bounds.json (skipping when absent).
+func LoadDecodeBounds(t testing.TB, repoRoot string) *DecodeBounds {
+	t.Helper()
+	var f DecodeBounds
+	load(t, repoRoot, "decode-bounds.json", &f)
+	if len(f.Reject) == 0 || len(f.Accept) == 0 {
+		t.Fatal("decode-bounds.json has no reject_vectors or accept_vectors rows")
+	}
+	return &f
+}
+
+func load(t testing.TB, repoRoot, name string, into any) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Dir(t, repoRoot), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
 }
 
 // readerErrorNames maps the prose of a reader_reject_vectors row's error to
