@@ -18,7 +18,7 @@ func decodeTargets() []any {
 			A any    `msgpack:"a"`
 			B []int  `msgpack:"b"`
 			C string `msgpack:""`
-		}), new(time.Time), new(cachekit.DateTime), new(cachekit.RawExt)}
+		}), new(time.Time), new(cachekit.DateTime), new(cachekit.Date), new(cachekit.TimeOfDay), new(cachekit.RawExt)}
 }
 
 // Every decoder of the package on hostile input (issue 25): seeded with

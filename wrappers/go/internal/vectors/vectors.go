@@ -141,6 +141,33 @@ func LoadInteropMode(t testing.TB, repoRoot string) *InteropMode {
 	return &f
 }
 
+// TemporalRow is a wire-format.json temporal_sentinel_vectors row: a
+// sentinel map and what it must revive to.
+type TemporalRow struct {
+	Row
+	PayloadHex string `json:"payload_hex"`
+	RevivesTo  struct {
+		Type string `json:"type"` // "datetime", "date" or "time"
+		ISO  string `json:"iso"`
+	} `json:"revives_to"`
+}
+
+// WireFormat is the part of wire-format.json the wrappers read.
+type WireFormat struct {
+	TemporalSentinels []TemporalRow `json:"temporal_sentinel_vectors"`
+}
+
+// LoadWireFormat reads wire-format.json (skipping when absent).
+func LoadWireFormat(t testing.TB, repoRoot string) *WireFormat {
+	t.Helper()
+	var f WireFormat
+	load(t, repoRoot, "wire-format.json", &f)
+	if len(f.TemporalSentinels) == 0 {
+		t.Fatal("wire-format.json has no temporal_sentinel_vectors rows")
+	}
+	return &f
+}
+
 // BoundsRow is a decode-bounds.json row: its document is repeat_hex x count
 // followed by suffix_hex.
 type BoundsRow struct {
