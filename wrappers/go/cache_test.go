@@ -203,3 +203,23 @@ func TestL1AdmissionReachesTheCore(t *testing.T) {
 		t.Fatalf("L1Admission 9: %v, want ErrInvalid", err)
 	}
 }
+
+// Interop keys carry no prefix (protocol: interop mode uses no key prefix):
+// a KeyPrefix with FormatInterop would store keys no other SDK reads, so New
+// refuses it itself, whatever the core says, before a cache exists. With
+// FormatAuto the prefix stays an ordinary option.
+func TestKeyPrefixInInteropModeIsRefusedByNew(t *testing.T) {
+	ctx := context.Background()
+	for _, url := range []string{"none", "memory://"} {
+		c, err := New(ctx, Options{BackendURL: url, KeyPrefix: "app:"})
+		var e *Error
+		if !errors.Is(err, ErrInvalid) || !errors.As(err, &e) || e.Code != StatusInvalidArgument ||
+			!strings.Contains(e.Message, "Options.KeyPrefix") || !strings.Contains(e.Message, "interop") {
+			if c != nil {
+				c.Close()
+			}
+			t.Fatalf("New(%s, KeyPrefix, FormatInterop) = %v; want the binding's InvalidArgument naming Options.KeyPrefix", url, err)
+		}
+	}
+	roundTrip(t, openCache(t, Options{BackendURL: "memory://", Format: FormatAuto, KeyPrefix: "app:"}))
+}

@@ -79,7 +79,7 @@ func TestEncodeValueVectors(t *testing.T) {
 func TestDecodeValueReaderVectors(t *testing.T) {
 	f := vectors.LoadInteropMode(t, "../..")
 	vectors.Each(t, f.ReaderAccept, func(t *testing.T, row vectors.ReaderRow) {
-		data, _ := hex.DecodeString(row.MsgpackHex)
+		data, _ := hex.DecodeString(row.InputHex)
 		var got any
 		if err := cachekit.DecodeValue(data, &got); err != nil {
 			t.Fatalf("DecodeValue: %v", err)
@@ -96,10 +96,12 @@ func TestDecodeValueReaderVectors(t *testing.T) {
 		}
 	})
 	vectors.Each(t, f.ReaderReject, func(t *testing.T, row vectors.ReaderRow) {
-		data, _ := hex.DecodeString(row.MsgpackHex)
+		data, _ := hex.DecodeString(row.InputHex)
+		want := row.WantError(t)
 		var got any
-		if err := cachekit.DecodeValue(data, &got); !errors.Is(err, cachekit.ErrDecode) {
-			t.Fatalf("DecodeValue = %#v, %v; want ErrDecode", got, err)
+		var ce *cachekit.Error
+		if err := cachekit.DecodeValue(data, &got); !errors.Is(err, cachekit.ErrDecode) || !errors.As(err, &ce) || ce.Name != want {
+			t.Fatalf("DecodeValue = %#v, %v; want ErrDecode %s (the row's error: %q)", got, err, want, row.Error)
 		}
 	})
 }
@@ -126,4 +128,47 @@ func normal(v any) any {
 		return out
 	}
 	return v
+}
+
+// The reader_accept_vectors rows no tagged JSON can carry, by the Go values
+// they decode to: reader_ext_type as a RawExt (into an interface and into a
+// RawExt), reader_non_string_map_key as a map[any]any (into an interface)
+// and into a map with integer keys.
+func TestDecodeValueReaderRowsWithoutTaggedJSON(t *testing.T) {
+	f := vectors.LoadInteropMode(t, "../..")
+	rows := map[string]vectors.ReaderRow{}
+	for _, r := range f.ReaderAccept {
+		rows[r.Name] = r
+	}
+	input := func(name string) []byte {
+		row, ok := rows[name]
+		if !ok {
+			t.Fatalf("reader_accept_vectors has no row %s", name)
+		}
+		data, _ := hex.DecodeString(row.InputHex)
+		return data
+	}
+	t.Run("reader_ext_type", func(t *testing.T) {
+		data := input("reader_ext_type")
+		want := cachekit.RawExt{Type: 1, Data: []byte{0x2a}}
+		var dyn any
+		if err := cachekit.DecodeValue(data, &dyn); err != nil || !reflect.DeepEqual(dyn, want) {
+			t.Fatalf("into any: %#v, %v; want %#v", dyn, err, want)
+		}
+		var ext cachekit.RawExt
+		if err := cachekit.DecodeValue(data, &ext); err != nil || !reflect.DeepEqual(ext, want) {
+			t.Fatalf("into RawExt: %#v, %v; want %#v", ext, err, want)
+		}
+	})
+	t.Run("reader_non_string_map_key", func(t *testing.T) {
+		data := input("reader_non_string_map_key")
+		var dyn any
+		if err := cachekit.DecodeValue(data, &dyn); err != nil || !reflect.DeepEqual(dyn, map[any]any{int64(1): int64(42)}) {
+			t.Fatalf("into any: %#v, %v", dyn, err)
+		}
+		var typed map[int]int
+		if err := cachekit.DecodeValue(data, &typed); err != nil || !reflect.DeepEqual(typed, map[int]int{1: 42}) {
+			t.Fatalf("into map[int]int: %#v, %v", typed, err)
+		}
+	})
 }

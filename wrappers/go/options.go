@@ -79,7 +79,9 @@ type Options struct {
 	PreviousKeysHex []string
 	// Tenant names the derived keys ("" = "default").
 	Tenant string
-	// KeyPrefix is prepended to every L2 key, e.g. "t:default:".
+	// KeyPrefix is prepended to every L2 key, e.g. "t:default:" (FormatAuto
+	// only: with FormatInterop, New refuses it with ErrInvalid, since interop
+	// keys carry no prefix).
 	KeyPrefix string
 	// FailClosed returns backend errors and refused entries as errors
 	// instead of degrading to misses (false: the library default, fail-open).
@@ -173,6 +175,12 @@ func (opts *Options) toC() (*cOptions, error) {
 	}
 	if opts.Format != FormatInterop && opts.Format != FormatAuto {
 		return nil, invalidf("Options.Format %d is not FormatInterop or FormatAuto", opts.Format)
+	}
+	// The protocol's interop keys carry no prefix: a prefixed key is one no
+	// other SDK reads, so the configuration is refused (as the reference
+	// SDK refuses it) rather than silently sharing nothing.
+	if opts.Format == FormatInterop && opts.KeyPrefix != "" {
+		return nil, invalidf("Options.KeyPrefix %q with FormatInterop: interop keys carry no prefix, so no other SDK would read these entries; drop KeyPrefix, or use FormatAuto", opts.KeyPrefix)
 	}
 	if opts.DefaultTTL < 0 {
 		return nil, invalidf("Options.DefaultTTL is negative")

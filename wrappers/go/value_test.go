@@ -31,7 +31,8 @@ func TestDecodeValueIntoInterfaces(t *testing.T) {
 }
 
 // EncodeValue writes the canonical form whatever the field order of the
-// struct; time.Time has no interop value form and is refused.
+// struct; a time.Time field is refused (the library would write an ext), a
+// time.Time value is written as DateTime writes it.
 func TestEncodeValueSortsStructFields(t *testing.T) {
 	type rec struct {
 		Name string `msgpack:"name"`
@@ -42,8 +43,18 @@ func TestEncodeValueSortsStructFields(t *testing.T) {
 	if err != nil || !bytes.Equal(data, want) {
 		t.Fatalf("EncodeValue = %x, %v; want %x (interop-mode.json issue_example_object)", data, err, want)
 	}
-	if _, err := EncodeValue(time.Unix(0, 0)); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("time.Time: %v, want ErrUnsupported", err)
+	type stamped struct {
+		At time.Time `msgpack:"at"`
+	}
+	if _, err := EncodeValue(stamped{At: time.Unix(0, 0)}); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("a time.Time field: %v, want ErrUnsupported", err)
+	}
+	at := time.Date(2024, 1, 1, 12, 30, 45, 123456789, time.UTC)
+	bare, err := EncodeValue(at)
+	wrapped, _ := EncodeValue(DateTime{at})
+	inList, _ := EncodeValue([]any{at})
+	if err != nil || !bytes.Equal(bare, wrapped) || !bytes.Equal(inList, append([]byte{0x91}, wrapped...)) {
+		t.Fatalf("a bare time.Time: %x, %v; want DateTime's %x (also inside a []any: %x)", bare, err, wrapped, inList)
 	}
 }
 
@@ -72,5 +83,35 @@ func TestDateTimeValue(t *testing.T) {
 	notDT, _ := EncodeValue(map[string]any{"value": "x"})
 	if err := DecodeValue(notDT, &w); !errors.Is(err, ErrDecode) {
 		t.Fatalf("a map without the sentinel: %v, want ErrDecode", err)
+	}
+}
+
+// The MessagePack timestamp ext (d6 ff + 4 bytes of seconds) decodes to a
+// time.Time, into an interface and into a time.Time.
+func TestDecodeValueTimestampExt(t *testing.T) {
+	doc := []byte{0xd6, 0xff, 0x00, 0x00, 0x00, 0x01}
+	want := time.Unix(1, 0)
+	var v any
+	if err := DecodeValue(doc, &v); err != nil || !v.(time.Time).Equal(want) {
+		t.Fatalf("into any: %#v, %v", v, err)
+	}
+	var tt time.Time
+	if err := DecodeValue(doc, &tt); err != nil || !tt.Equal(want) {
+		t.Fatalf("into time.Time: %v, %v", tt, err)
+	}
+}
+
+// Issue 25: a lone 5-byte array32 header claiming 2^32-1 elements made the
+// decoder allocate them (an out-of-memory abort no recover catches). Every
+// decode target now gets ErrDecode (Overclaim) before any allocation.
+func TestDecodeValueFiveByteArray32Header(t *testing.T) {
+	doc := []byte{0xdd, 0xff, 0xff, 0xff, 0xff}
+	targets := []any{new(any), new([]any), new([]int), new([]string), new(map[string]any), new(struct{ A []int })}
+	for _, out := range targets {
+		err := DecodeValue(doc, out)
+		var e *Error
+		if !errors.Is(err, ErrDecode) || !errors.As(err, &e) || e.Code != StatusOverclaim {
+			t.Fatalf("into %T: %v, want ErrDecode (Overclaim)", out, err)
+		}
 	}
 }

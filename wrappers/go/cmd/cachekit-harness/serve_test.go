@@ -113,7 +113,7 @@ func TestHarnessAnswersEveryTypedRow(t *testing.T) {
 	for _, row := range f.ReaderAccept {
 		row := row
 		checks = append(checks, check{"reader_accept_vectors/" + row.Name,
-			map[string]any{"op": "value.decode", "data": row.MsgpackHex},
+			map[string]any{"op": "value.decode", "data": row.InputHex},
 			func(t *testing.T, r map[string]json.RawMessage) {
 				if !ok(r) {
 					t.Errorf("reply %v", r)
@@ -130,11 +130,12 @@ func TestHarnessAnswersEveryTypedRow(t *testing.T) {
 	}
 	for _, row := range f.ReaderReject {
 		row := row
+		want := row.WantError(t)
 		checks = append(checks, check{"reader_reject_vectors/" + row.Name,
-			map[string]any{"op": "value.decode", "data": row.MsgpackHex},
+			map[string]any{"op": "value.decode", "data": row.InputHex},
 			func(t *testing.T, r map[string]json.RawMessage) {
-				if ok(r) || field(r, "error") == "" {
-					t.Errorf("reply %v, want a refusal", r)
+				if ok(r) || field(r, "error") != want {
+					t.Errorf("reply %v, want the error %s (the row's error: %q)", r, want, row.Error)
 				}
 			}})
 	}

@@ -149,9 +149,11 @@ func tagged(tag string, v any) (any, error) {
 
 // FromGo turns a decoded Go value back into tagged JSON (the form
 // interop-mode.json writes values in): integers as numbers, floats as
-// {"$float": text}, byte strings as {"$bytes": hex}, time.Time as
-// {"$datetime": RFC 3339}. Maps with non-string keys become objects keyed
-// by the keys' JSON text.
+// {"$float": text}, byte strings as {"$bytes": hex}, the temporal values
+// DecodeValue revives (time.Time, Date, TimeOfDay) as the sentinel maps
+// they were stored as ({"__datetime__": true, "value": isoformat}; tagged
+// JSON's $datetime is an argument's form). Maps with non-string keys become
+// objects keyed by the keys' JSON text.
 func FromGo(v any) (any, error) {
 	switch x := v.(type) {
 	case nil, bool, string:
@@ -164,8 +166,12 @@ func FromGo(v any) (any, error) {
 		return map[string]any{"$float": floatText(x, 64)}, nil
 	case []byte:
 		return map[string]any{"$bytes": hex.EncodeToString(x)}, nil
-	case time.Time:
-		return map[string]any{"$datetime": x.UTC().Format("2006-01-02T15:04:05.999999-07:00")}, nil
+	case time.Time: // a revived datetime: the value form is its sentinel map
+		return map[string]any{"__datetime__": true, "value": isoformat(x)}, nil
+	case cachekit.Date:
+		return map[string]any{"__date__": true, "value": x.String()}, nil
+	case cachekit.TimeOfDay:
+		return map[string]any{"__time__": true, "value": x.String()}, nil
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -206,6 +212,16 @@ func FromGo(v any) (any, error) {
 		return map[string]any{"$ext": int(id), "data": hex.EncodeToString(data)}, nil
 	}
 	return nil, unsupported("no tagged JSON for %T", v)
+}
+
+// isoformat is Python's datetime.isoformat() of an aware datetime, as
+// cachekit.DateTime writes it.
+func isoformat(t time.Time) string {
+	t = t.Truncate(time.Microsecond)
+	if t.Nanosecond() == 0 {
+		return t.Format("2006-01-02T15:04:05-07:00")
+	}
+	return t.Format("2006-01-02T15:04:05.000000-07:00")
 }
 
 func floatText(f float64, bits int) string {

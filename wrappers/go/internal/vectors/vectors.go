@@ -4,9 +4,12 @@
 package vectors
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,11 +71,14 @@ func (r ErrorRow) Request() (ns, op string, args json.RawMessage) {
 	return ns, op, args
 }
 
-// ReaderRow is a reader_accept_vectors / reader_reject_vectors row.
+// ReaderRow is a reader_accept_vectors / reader_reject_vectors row: raw
+// MessagePack in InputHex; an accept row may give the decoded Value, a
+// reject row names its Error.
 type ReaderRow struct {
 	Row
-	MsgpackHex string          `json:"msgpack_hex"`
-	Value      json.RawMessage `json:"value"`
+	InputHex string          `json:"input_hex"`
+	Value    json.RawMessage `json:"value"`
+	Error    string          `json:"error"`
 }
 
 // EncryptionRow is an encryption_vectors row.
@@ -124,5 +130,119 @@ func LoadInteropMode(t testing.TB, repoRoot string) *InteropMode {
 	if len(f.KeyVectors) == 0 || len(f.ValueVectors) == 0 || len(f.ErrorVectors) == 0 {
 		t.Fatal("interop-mode.json has no key, value or error rows")
 	}
+	if len(f.ReaderAccept) == 0 || len(f.ReaderReject) == 0 {
+		t.Fatal("interop-mode.json has no reader_accept_vectors or reader_reject_vectors rows")
+	}
+	for _, r := range append(append([]ReaderRow{}, f.ReaderAccept...), f.ReaderReject...) {
+		if r.InputHex == "" { // a renamed field would otherwise read as empty documents
+			t.Fatalf("interop-mode.json reader row %s has no input_hex", r.Name)
+		}
+	}
 	return &f
+}
+
+// TemporalRow is a wire-format.json temporal_sentinel_vectors row: a
+// sentinel map and what it must revive to.
+type TemporalRow struct {
+	Row
+	PayloadHex string `json:"payload_hex"`
+	RevivesTo  struct {
+		Type string `json:"type"` // "datetime", "date" or "time"
+		ISO  string `json:"iso"`
+	} `json:"revives_to"`
+}
+
+// WireFormat is the part of wire-format.json the wrappers read.
+type WireFormat struct {
+	TemporalSentinels []TemporalRow `json:"temporal_sentinel_vectors"`
+}
+
+// LoadWireFormat reads wire-format.json (skipping when absent).
+func LoadWireFormat(t testing.TB, repoRoot string) *WireFormat {
+	t.Helper()
+	var f WireFormat
+	load(t, repoRoot, "wire-format.json", &f)
+	if len(f.TemporalSentinels) == 0 {
+		t.Fatal("wire-format.json has no temporal_sentinel_vectors rows")
+	}
+	return &f
+}
+
+// BoundsRow is a decode-bounds.json row: its document is repeat_hex x count
+// followed by suffix_hex.
+type BoundsRow struct {
+	Row
+	Construction struct {
+		RepeatHex string `json:"repeat_hex"`
+		Count     int    `json:"count"`
+		SuffixHex string `json:"suffix_hex"`
+	} `json:"construction"`
+	InputLen int `json:"input_len"`
+}
+
+// Input builds the row's document (and checks it against input_len).
+func (r BoundsRow) Input(t testing.TB) []byte {
+	t.Helper()
+	rep, err1 := hex.DecodeString(r.Construction.RepeatHex)
+	suf, err2 := hex.DecodeString(r.Construction.SuffixHex)
+	if err1 != nil || err2 != nil || r.Construction.Count < 0 {
+		t.Fatalf("decode-bounds.json %s: bad construction", r.Name)
+	}
+	in := append(bytes.Repeat(rep, r.Construction.Count), suf...)
+	if len(in) != r.InputLen {
+		t.Fatalf("decode-bounds.json %s: built %d bytes, input_len says %d", r.Name, len(in), r.InputLen)
+	}
+	return in
+}
+
+// DecodeBounds is decode-bounds.json.
+type DecodeBounds struct {
+	Reject []BoundsRow `json:"reject_vectors"`
+	Accept []BoundsRow `json:"accept_vectors"`
+}
+
+// LoadDecodeBounds reads decode-bounds.json (skipping when absent).
+func LoadDecodeBounds(t testing.TB, repoRoot string) *DecodeBounds {
+	t.Helper()
+	var f DecodeBounds
+	load(t, repoRoot, "decode-bounds.json", &f)
+	if len(f.Reject) == 0 || len(f.Accept) == 0 {
+		t.Fatal("decode-bounds.json has no reject_vectors or accept_vectors rows")
+	}
+	return &f
+}
+
+func load(t testing.TB, repoRoot, name string, into any) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Dir(t, repoRoot), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// readerErrorNames maps the prose of a reader_reject_vectors row's error to
+// the status name every wrapper reports for it (codec-tool.md's names).
+var readerErrorNames = []struct{ phrase, name string }{
+	{"trailing bytes", "TrailingBytes"},
+	{"truncated", "Truncated"},
+	{"depth", "DepthExceeded"},
+	{"overclaim", "Overclaim"},
+}
+
+// WantError is the status name the row's error describes; a row whose
+// error this table does not know fails the test, so a new kind of reject
+// vector is noticed rather than passed on any error.
+func (r ReaderRow) WantError(t testing.TB) string {
+	t.Helper()
+	text := strings.ToLower(r.Error)
+	for _, e := range readerErrorNames {
+		if strings.Contains(text, e.phrase) {
+			return e.name
+		}
+	}
+	t.Fatalf("reader_reject_vectors/%s: no status known for its error %q", r.Name, r.Error)
+	return ""
 }
