@@ -31,6 +31,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "codec/crypto.hpp"
@@ -93,7 +94,12 @@ public:
             // No seed answered: open anyway (like the single-node backend, which connects lazily);
             // calls fail until a refresh succeeds.
         }
-        refresher_ = std::thread([this] { refresh_loop(); });
+        try {
+            refresher_ = std::thread([this] { refresh_loop(); });
+        } catch (const std::system_error &e) {
+            fork_hooks::leave(this);  // the destructor will not run
+            fail(CACHEKIT_ENOMEM, std::string("redis cluster: cannot start the slot-map refresher thread: ") + e.what());
+        }
     }
 
     ~ClusterBackend() override {
@@ -806,9 +812,15 @@ private:
         std::lock_guard<std::mutex> lock(refresh_mu_);
         const pid_t now = fork_hooks::pid();
         if (refresher_pid_.load(std::memory_order_relaxed) == now || stopping_) return;
+        std::thread fresh;
+        try {
+            fresh = std::thread([this] { refresh_loop(); });  // it waits for refresh_mu_, held here
+        } catch (const std::system_error &) {
+            return;  // no thread to be had now: the next call tries again (calls still refresh inline when needed)
+        }
         new std::thread(std::move(refresher_));  // leaked on purpose: destroying it would terminate()
         refresher_pid_.store(now, std::memory_order_relaxed);
-        refresher_ = std::thread([this] { refresh_loop(); });
+        refresher_ = std::move(fresh);
     }
 
     void request_refresh() {
@@ -829,8 +841,9 @@ private:
             lock.unlock();
             try {
                 refresh(Deadline::after(config_.node.connect_timeout + config_.node.command_timeout * 2));
-            } catch (const Error &) {
-                // Try again at the next request or interval.
+            } catch (...) {
+                // Try again at the next request or interval. Nothing may leave a thread
+                // the library owns (std::terminate would end the caller's process).
             }
             std::this_thread::sleep_for(config_.refresh_min_gap);
             lock.lock();
