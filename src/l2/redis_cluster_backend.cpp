@@ -399,8 +399,9 @@ private:
     }
 
     NodePtr node_for(const NodeAddress &address) {
+        const std::string key = cluster::canonical_name(address);
         std::lock_guard<std::mutex> lock(nodes_mu_);
-        NodePtr &node = nodes_[address.name()];
+        NodePtr &node = nodes_[key];
         if (!node) {
             RedisConfig config = config_.node;
             config.host = address.host;
@@ -738,8 +739,9 @@ private:
         std::string last_error = "no seed node";
         std::vector<std::string> tried;
         for (const NodeAddress &address : candidates) {
-            if (std::find(tried.begin(), tried.end(), address.name()) != tried.end()) continue;
-            tried.push_back(address.name());
+            const std::string key = cluster::canonical_name(address);
+            if (std::find(tried.begin(), tried.end(), key) != tried.end()) continue;
+            tried.push_back(key);
             if (deadline.passed()) break;
             try {
                 NodePtr node = node_for(address);

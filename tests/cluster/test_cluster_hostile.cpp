@@ -3,7 +3,10 @@
 // client spend or do is bounded.
 //  - a refresh whose new primary's feed thread cannot be created (every
 //    pthread_create refused) neither ends the process nor opens the L1; the
-//    feed starts at a later refresh once threads can be had again.
+//    feed starts at a later refresh once threads can be had again;
+//  - a slot map naming one address under many spellings, or more nodes than
+//    a cluster can have, is refused (no threads, no connections spent; the
+//    previous map stays); replicas past the per-shard bound are left out.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <hiredis/hiredis.h>
@@ -145,6 +148,17 @@ struct ScriptedNode {
     FakeServer server;  // last: destroyed (its threads joined) first
 };
 
+size_t entries_of(const char *dir) {
+    size_t n = 0;
+    if (DIR *d = opendir(dir)) {
+        while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
+        closedir(d);
+    }
+    return n;
+}
+size_t threads_now() { return entries_of("/proc/self/task"); }
+size_t fds_now() { return entries_of("/proc/self/fd"); }
+
 template <class Pred>
 bool eventually(Pred &&pred, std::chrono::milliseconds within = 5000ms) {
     const auto until = std::chrono::steady_clock::now() + within;
@@ -180,6 +194,20 @@ struct GateHandler final : cachekit::l2::InvalidationHandler {
 };
 
 // A reply tree of RESP bytes, as hiredis builds it for the parsers.
+struct ParsedReply {
+    explicit ParsedReply(const std::string &bytes) {
+        redisReader *reader = redisReaderCreate();
+        redisReaderFeed(reader, bytes.data(), bytes.size());
+        void *out = nullptr;
+        assert_int_equal(redisReaderGetReply(reader, &out), REDIS_OK);
+        redisReaderFree(reader);
+        assert_non_null(out);
+        reply = static_cast<redisReply *>(out);
+    }
+    ~ParsedReply() { freeReplyObject(reply); }
+    redisReply *reply;
+};
+
 // ---- 1: a feed thread that cannot be created ------------------------------
 
 // In a child process (an abort there is this test's failure, not the
@@ -236,13 +264,126 @@ void test_feed_thread_refused_at_a_refresh(void **) {
     assert_true(c.connections.load() >= 1);  // the new primary's feed did connect in the end
 }
 
+// ---- 2: what one slot map may cost -----------------------------------------
+
+// 1000 spellings of 127.0.0.1 (leading zeros, short and hex forms,
+// IPv4-mapped IPv6) with the port, some ports with leading zeros: one node.
+std::vector<SlotsRange> spellings_map(int port) {
+    std::vector<SlotsRange> ranges;
+    const char *odd[] = {"::ffff:127.0.0.1", "0:0:0:0:0:ffff:7f00:1", "::FFFF:127.0.0.1", "127.1", "0x7f.0.0.1",
+                         "2130706433", "0177.0.0.1", "127.0.1"};
+    for (int i = 0; i < 1000; ++i) {
+        std::string host = i < 8 ? odd[i]
+                                 : "127." + std::string(size_t(i / 100 + 1), '0') + "." +
+                                       std::string(size_t(i / 10 % 10 + 1), '0') + "." + std::string(size_t(i % 10), '0') + "1";
+        const std::string port_resp = i % 3 == 0 ? bulk("0" + std::to_string(port)) : num(port);
+        ranges.push_back({i * 16, i * 16 + 15, {{host, port_resp}}});
+    }
+    return ranges;
+}
+
+void test_canonical_names(void **) {
+    auto same = [](const char *a, const char *b) {
+        return cluster::canonical_name({a, 7000}) == cluster::canonical_name({b, 7000});
+    };
+    for (const char *spelling : {"127.000.000.001", "127.1", "0x7f.0.0.1", "2130706433", "::ffff:127.0.0.1",
+                                 "::FFFF:7f00:1", "0:0:0:0:0:ffff:127.0.0.1"})
+        assert_true(same("127.0.0.1", spelling));
+    assert_true(same("LocalHost", "localhost."));
+    assert_true(same("::1", "0:0:0:0:0:0:0:1"));
+    assert_false(same("127.0.0.1", "127.0.0.2"));
+    assert_false(same("localhost", "127.0.0.1"));  // no name resolution: a hostname is its own node
+    assert_true(cluster::canonical_name({"127.0.0.1", 7000}) != cluster::canonical_name({"127.0.0.1", 7001}));
+    assert_string_equal(cluster::canonical_name({"::FFFF:127.0.0.1", 7000}).c_str(), "127.0.0.1:7000");
+}
+
+void test_parser_refuses_spellings_and_too_many_nodes(void **) {
+    std::string why;
+    ParsedReply spelled(slots_map(spellings_map(7000)));
+    assert_false(cluster::parse_cluster_slots(*spelled.reply, &why).has_value());
+    assert_non_null(std::strstr(why.c_str(), "two spellings"));
+
+    std::vector<SlotsRange> many;  // 1001 distinct primaries, one slot each
+    for (int i = 0; i < 1001; ++i) many.push_back({i, i, {{"127.0.0.1", num(20000 + i)}}});
+    ParsedReply crowd(slots_map(many));
+    why.clear();
+    assert_false(cluster::parse_cluster_slots(*crowd.reply, &why).has_value());
+    assert_non_null(std::strstr(why.c_str(), "at most 1000"));
+    many.pop_back();  // 1000: Redis's own bound, accepted
+    ParsedReply thousand(slots_map(many));
+    assert_true(cluster::parse_cluster_slots(*thousand.reply, &why).has_value());
+
+    // One shard listing 5000 replicas: truncated (the first ones kept), not refused.
+    SlotsRange wide{0, 16383, {{"127.0.0.1", num(7000)}}};
+    for (int i = 0; i < 5000; ++i) wide.nodes.push_back({"10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1), num(6379)});
+    ParsedReply replicas(slots_map({wide}));
+    std::optional<cluster::Topology> t = cluster::parse_cluster_slots(*replicas.reply, &why);
+    assert_true(t.has_value());
+    assert_int_equal(t->shards.size(), 1);
+    assert_int_equal(t->shards[0].replicas.size(), cluster::kMaxReplicasPerShard);
+    assert_string_equal(t->shards[0].replicas[0].host.c_str(), "10.0.0.1");
+}
+
+// A node whose map turns into 1000 spellings of itself (with L1 coherence
+// on: a feed thread and connection per primary): refused at every refresh,
+// the previous map kept, no threads or descriptors spent. A fresh client
+// whose only seed answers that map says why it has no map.
+void test_map_of_one_address_spelled_1000_ways_is_refused(void **) {
+    ScriptedNode a([](const std::string &, int, int) { return bulk("value"); });
+    const std::string hostile = slots_map(spellings_map(a.port()));
+    a.set_maps("", one_node_map(a.port()));
+    auto backend = cachekit::l2::open_redis_cluster(config_for(url_of(a.port(), "?l1_coherence=tracking")));
+    GateHandler gate;
+    cachekit::l2::WatchRequest request;
+    request.handler = &gate;
+    auto feed = backend->watch(request);
+    assert_true(eventually([&] { return gate.live_now.load(); }));
+    const size_t threads = threads_now(), fds = fds_now();
+    a.set_maps("", hostile);
+    const int served = a.map_requests.load();
+    assert_true(eventually([&] { return a.map_requests.load() >= served + 3; }));  // three refreshes read it
+    assert_true(threads_now() <= threads + 2);
+    assert_true(fds_now() <= fds + 2);
+    Buffer out;
+    assert_true(backend->get("k", out.get(), Deadline::after(2000ms)));  // the previous map routes
+    assert_true(out.view() == "value");
+    assert_true(gate.live_now.load());
+    feed.reset();
+    backend.reset();
+
+    ScriptedNode b;
+    b.set_maps("", slots_map(spellings_map(b.port())));
+    auto fresh = cachekit::l2::open_redis_cluster(config_for(url_of(b.port())));
+    const cachekit::l2::Health health = fresh->health(Deadline::after(2000ms));
+    assert_false(health.ok);
+    assert_non_null(std::strstr(health.detail.c_str(), "under two spellings"));
+}
+
+// 5000 replicas for one shard: the map is installed with the first 16 of
+// them (reads spread over those), not 5000 nodes.
+void test_replicas_past_the_bound_are_left_out(void **) {
+    ScriptedNode a;
+    SlotsRange wide{0, 16383, {{"127.0.0.1", num(a.port())}}};
+    for (int i = 0; i < 5000; ++i) wide.nodes.push_back({"10.1." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1), num(6379)});
+    a.set_maps("", slots_map({wide}));
+    auto backend = cachekit::l2::open_redis_cluster(config_for(url_of(a.port())));
+    const std::string metrics = backend->metrics_text();
+    size_t nodes = 0;
+    for (size_t at = 0; (at = metrics.find("cachekit_redis_cluster_node_breaker_state{", at)) != std::string::npos; ++at) ++nodes;
+    assert_int_equal(nodes, 1 + cluster::kMaxReplicasPerShard);
+}
+
 }  // namespace
 
 // An argument: run only the cases matching that pattern (cmocka's filter).
 int main(int argc, char **argv) {
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_canonical_names),
+        cmocka_unit_test(test_parser_refuses_spellings_and_too_many_nodes),
         cmocka_unit_test(test_feed_thread_refused_at_a_refresh),
+        cmocka_unit_test(test_map_of_one_address_spelled_1000_ways_is_refused),
+        cmocka_unit_test(test_replicas_past_the_bound_are_left_out),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
