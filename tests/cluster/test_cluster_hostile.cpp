@@ -6,7 +6,11 @@
 //    feed starts at a later refresh once threads can be had again;
 //  - a slot map naming one address under many spellings, or more nodes than
 //    a cluster can have, is refused (no threads, no connections spent; the
-//    previous map stays); replicas past the per-shard bound are left out.
+//    previous map stays); replicas past the per-shard bound are left out;
+//  - MOVED to other spellings of a node does not make nodes (open fds stay
+//    bounded); MOVED / ASK to an address the map does not name is not
+//    followed, so the password never goes there; one a fresh map confirms
+//    (a new owner, a spare node importing a slot) is.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <hiredis/hiredis.h>
@@ -89,6 +93,20 @@ std::string slots_map(const std::vector<SlotsRange> &ranges) {
 }
 std::string one_node_map(int port) { return slots_map({{0, 16383, {{"127.0.0.1", num(port)}}}}); }
 
+// CLUSTER SHARDS: shards of (slot ranges, primary port); an empty range list is a spare.
+std::string shards_map(const std::vector<std::pair<std::vector<std::pair<int, int>>, int>> &shards) {
+    std::string out = "*" + std::to_string(shards.size()) + "\r\n";
+    for (const auto &[ranges, port] : shards) {
+        out += "*4\r\n" + bulk("slots") + "*" + std::to_string(ranges.size() * 2) + "\r\n";
+        for (auto [first, last] : ranges) out += num(first) + num(last);
+        out += bulk("nodes") + "*1\r\n*10\r\n" + bulk("id") + bulk("n" + std::to_string(port)) + bulk("port") + num(port) +
+               bulk("ip") + bulk("127.0.0.1") + bulk("role") + bulk("master") + bulk("health") + bulk("online");
+    }
+    return out;
+}
+
+// A scripted node: the slot map it serves (changeable at any time), its
+// answer to GET, and enough of the invalidation feed's handshake (CLIENT
 // ID, SUBSCRIBE) for a feed to go live. Records what reaches it.
 struct ScriptedNode {
     // The reply to the nth GET (from 0) of `request`, given the node's own port.
@@ -373,6 +391,127 @@ void test_replicas_past_the_bound_are_left_out(void **) {
     assert_int_equal(nodes, 1 + cluster::kMaxReplicasPerShard);
 }
 
+// ---- 3, 4: redirects --------------------------------------------------------
+
+// Every GET answered MOVED to another spelling: numeric forms of the node
+// itself (followed: the same node, so the call bounces to its deadline) and
+// hostnames the map does not name (not followed). 60 gets keep the open
+// descriptors within the pool's (both ends of the node's connections count
+// here: the fake server lives in this process), and each get ends with a
+// miss or an error.
+void test_moved_to_respellings_makes_no_nodes(void **) {
+    const uint16_t slot = cluster::key_slot("k");
+    ScriptedNode a([slot](const std::string &, int nth, int port) {
+        std::string host;
+        switch (nth % 5) {
+        case 0: host = "127.0.0." + std::string(size_t(nth / 5 % 40 + 1), '0') + "1"; break;
+        case 1: host = "[::ffff:127.0.0.1]"; break;
+        case 2: host = nth % 2 ? "LocalHost" : "LOCALHOST"; break;
+        case 3: host = "0x7f.0.0.1"; break;
+        default: host = "localhost."; break;
+        }
+        return "-MOVED " + std::to_string(slot) + " " + host + ":" + std::to_string(port) + "\r\n";
+    });
+    a.set_maps("", one_node_map(a.port()));
+    cachekit::l2::ClusterConfig config = config_for(url_of(a.port()));
+    auto backend = cachekit::l2::open_redis_cluster(config);
+    const size_t fds = fds_now();
+    std::vector<int> codes;  // 0: a miss
+    for (int i = 0; i < 60; ++i) {
+        Buffer out;
+        try {
+            assert_false(backend->get("k", out.get(), Deadline::after(150ms)));
+            codes.push_back(0);
+        } catch (const cachekit::Error &e) {
+            codes.push_back(e.code());
+        }
+    }
+    assert_true(a.gets.load() >= 60);
+    const size_t open_now = fds_now();
+    if (open_now > fds + 2 * config.node.pool_size + 4)
+        fail_msg("%zu descriptors open after 60 gets, %zu before", open_now, fds);
+    // Bounced to the deadline (the node itself), or refused (a name the map lacks): never another node's fault.
+    for (int code : codes) assert_true(code == 0 || code == CACHEKIT_ETIMEOUT || code == CACHEKIT_EBACKEND);
+}
+
+// The password in the URL; the honest node answers MOVED, then ASK, naming
+// an "attacker" listener in no map: the calls fail (EBACKEND, saying why),
+// the attacker never sees a connection, the honest node did get AUTH.
+void test_redirect_outside_the_map_gets_no_password(void **) {
+    ScriptedNode attacker;
+    const int to = attacker.port();
+    const uint16_t slot = cluster::key_slot("k");
+    ScriptedNode honest([slot, to](const std::string &, int nth, int) {
+        return std::string(nth % 2 ? "-ASK " : "-MOVED ") + std::to_string(slot) + " 127.0.0.1:" + std::to_string(to) + "\r\n";
+    });
+    honest.set_maps("", one_node_map(honest.port()));
+    auto backend = cachekit::l2::open_redis_cluster(config_for(url_of(honest.port(), "", ":s3cret-pw@")));
+    for (const char *redirect : {"MOVED", "ASK"}) {
+        Buffer out;
+        try {
+            backend->get("k", out.get(), Deadline::after(2000ms));
+            fail_msg("a %s outside the map was followed", redirect);
+        } catch (const cachekit::Error &e) {
+            assert_int_equal(e.code(), CACHEKIT_EBACKEND);
+            assert_non_null(std::strstr(e.what(), redirect));
+            assert_non_null(std::strstr(e.what(), "not followed"));
+            assert_null(std::strstr(e.what(), "s3cret-pw"));
+        }
+    }
+    assert_int_equal(honest.gets.load(), 2);
+    assert_true(has(honest.seen(), "AUTH") && has(honest.seen(), "s3cret-pw"));
+    assert_int_equal(attacker.connections.load(), 0);
+    assert_true(attacker.seen().empty());
+}
+
+// Honest redirects to new nodes still work: a MOVED to a node the map did
+// not name is followed once the fresh map gives it the slot (a shard added,
+// the slot moved to it), and an ASK to a spare (a CLUSTER SHARDS shard with
+// no slots yet, importing one) is followed.
+void test_redirects_the_fresh_map_confirms_are_followed(void **) {
+    const uint16_t slot = cluster::key_slot("k");
+    ScriptedNode b([](const std::string &request, int, int) {
+        return has(request, "ASKING") ? "+OK\r\n" + bulk("asked") : bulk("moved");
+    });
+    std::atomic<bool> asked{false};
+    ScriptedNode *a_ptr = nullptr;
+    const int b_port = b.port();
+    std::string moved_map;
+    ScriptedNode a([&, slot, b_port](const std::string &request, int nth, int) {
+        if (has(request, "$2\r\nk2\r\n")) {  // the ASK case: b is a spare of the map
+            asked = true;
+            return "-ASK " + std::to_string(cluster::key_slot("k2")) + " 127.0.0.1:" + std::to_string(b_port) + "\r\n";
+        }
+        if (nth == 0) a_ptr->set_maps(moved_map, "");  // the slot moves to b, then a says so
+        return "-MOVED " + std::to_string(slot) + " 127.0.0.1:" + std::to_string(b_port) + "\r\n";
+    });
+    a_ptr = &a;
+    const int a_port = a.port();
+    auto ranges_without = [](uint16_t s) {
+        std::vector<std::pair<int, int>> r;
+        if (s > 0) r.push_back({0, s - 1});
+        if (s < 16383) r.push_back({s + 1, 16383});
+        return r;
+    };
+    moved_map = shards_map({{ranges_without(slot), a_port}, {{{slot, slot}}, b_port}});
+    a.set_maps(shards_map({{{{0, 16383}}, a_port}}), "");
+    b.set_maps(moved_map, "");
+    auto backend = cachekit::l2::open_redis_cluster(config_for(url_of(a_port, "", ":pw@")));
+    Buffer out;
+    assert_true(backend->get("k", out.get(), Deadline::after(2000ms)));
+    assert_true(out.view() == "moved");
+    assert_true(has(b.seen(), "AUTH"));
+
+    // k2's slot stays a's; b is listed as a spare (a shard with no slots).
+    const std::string spare_map = shards_map({{{{0, 16383}}, a_port}, {{}, b_port}});
+    a.set_maps(spare_map, "");
+    b.set_maps(spare_map, "");
+    const int served = a.map_requests.load();
+    assert_true(eventually([&] { return a.map_requests.load() >= served + 2; }));  // installed by now
+    assert_true(eventually([&] { return backend->get("k2", out.get(), Deadline::after(2000ms)) && out.view() == "asked"; }));
+    assert_true(asked.load());
+}
+
 }  // namespace
 
 // An argument: run only the cases matching that pattern (cmocka's filter).
@@ -384,6 +523,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_feed_thread_refused_at_a_refresh),
         cmocka_unit_test(test_map_of_one_address_spelled_1000_ways_is_refused),
         cmocka_unit_test(test_replicas_past_the_bound_are_left_out),
+        cmocka_unit_test(test_moved_to_respellings_makes_no_nodes),
+        cmocka_unit_test(test_redirect_outside_the_map_gets_no_password),
+        cmocka_unit_test(test_redirects_the_fresh_map_confirms_are_followed),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
