@@ -45,13 +45,25 @@ public:
     bool same_process() const { return pid_ == fork_hooks::pid(); }
 
     // Start a feed for each new primary, stop those of the primaries gone.
-    void follow(const std::vector<NodeAddress> &primaries) {
+    // A feed that cannot start (no thread: EAGAIN at the process's limit)
+    // leaves its primary not live, so the L1 stays shut, and is tried again
+    // at the next call (every slot-map refresh); with `must_start` (the
+    // cache's own watch() call) the error goes to the caller instead.
+    void follow(const std::vector<NodeAddress> &primaries, bool must_start) {
         std::vector<std::unique_ptr<Member>> gone;
+        auto in_map = [&](const std::string &name) {
+            return std::any_of(primaries.begin(), primaries.end(), [&](const NodeAddress &a) { return a.name() == name; });
+        };
         {
             std::lock_guard lock(members_mu_);
+            {
+                // A primary whose feed never started, gone from the map: no longer waited for.
+                std::lock_guard gate(gate_mu_);
+                for (auto it = live_.begin(); it != live_.end();)
+                    it = in_map(it->first) || members_.count(it->first) != 0 ? std::next(it) : live_.erase(it);
+            }
             for (auto it = members_.begin(); it != members_.end();) {
-                const bool kept = std::any_of(primaries.begin(), primaries.end(),
-                                              [&](const NodeAddress &a) { return a.name() == it->first; });
+                const bool kept = in_map(it->first);
                 if (kept) {
                     ++it;
                     continue;
@@ -72,14 +84,18 @@ public:
                     live_[name] = false;
                     request_.handler->suspend();
                 }
-                auto member = std::make_unique<Member>(*this, name);
-                RedisConfig config = node_;
-                config.host = a.host;
-                config.port = a.port;
-                WatchRequest each = request_;
-                each.handler = member.get();
-                member->feed = start_redis_feed(config, each);
-                members_.emplace(name, std::move(member));
+                try {
+                    auto member = std::make_unique<Member>(*this, name);
+                    RedisConfig config = node_;
+                    config.host = a.host;
+                    config.port = a.port;
+                    WatchRequest each = request_;
+                    each.handler = member.get();
+                    member->feed = start_redis_feed(config, each);
+                    members_.emplace(name, std::move(member));
+                } catch (...) {
+                    if (must_start) throw;
+                }
             }
             if (members_.empty()) request_.handler->session_ended();  // no map yet: nothing to wait for
         }
@@ -143,7 +159,7 @@ std::unique_ptr<InvalidationFeed> ClusterFeeds::watch(const std::shared_ptr<Clus
     auto feed = std::make_unique<ClusterFeed>(self, node, request);
     std::lock_guard lock(mu_);  // a refresh's follow() waits until this one's first
     feeds_.push_back(feed.get());
-    feed->follow(primaries);
+    feed->follow(primaries, true);
     return feed;
 }
 
@@ -152,7 +168,7 @@ void ClusterFeeds::follow(const std::function<std::vector<NodeAddress>()> &prima
     if (feeds_.empty()) return;
     const std::vector<NodeAddress> now = primaries();
     for (ClusterFeed *feed : feeds_)
-        if (feed->same_process()) feed->follow(now);  // a forked child's copies of the parent's: left alone
+        if (feed->same_process()) feed->follow(now, false);  // a forked child's copies of the parent's: left alone
 }
 
 }  // namespace cachekit::l2::cluster

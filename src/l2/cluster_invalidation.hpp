@@ -30,6 +30,8 @@ public:
                                             const WatchRequest &request, const std::vector<NodeAddress> &primaries);
     // The primaries changed (a refresh, a MOVED to a new node): `primaries`
     // is asked under the lock, so concurrent calls apply the newest last.
+    // Never fails for want of a thread: such a primary stays not live (the
+    // L1 shut) and its feed is tried again at the next call.
     void follow(const std::function<std::vector<NodeAddress>()> &primaries);
     // Held across fork() by the backend's fork hooks.
     std::mutex &mutex() { return mu_; }

@@ -20,9 +20,10 @@ namespace cachekit::l2::cluster {
 
 struct Node {
     Node(const NodeAddress &a, const RedisConfig &config, const ResilienceConfig &r)
-        : address(a), redis(config), breaker(r.breaker), backpressure(r.max_concurrency, r.backpressure_wait),
+        : address(a), canonical(canonical_name(a)), redis(config), breaker(r.breaker), backpressure(r.max_concurrency, r.backpressure_wait),
           breaker_enabled(r.breaker_enabled) {}
-    NodeAddress address;
+    NodeAddress address;    // as the map spells it (what the pool connects to)
+    std::string canonical;  // canonical_name(address): the node's identity
     RedisNode redis;
     CircuitBreaker breaker;
     Backpressure backpressure;

@@ -3,8 +3,17 @@
 // Routing: a key's slot (cluster_slots) indexes the current View: the slot
 // map plus the Node of every shard's primary and replicas. A View is
 // immutable and swapped whole (a refresh, or a MOVED fixing one slot), so a
-// call reads it through one shared_ptr copy. Nodes live as long as the
-// backend (their pools are reused across refreshes).
+// call reads it through one shared_ptr copy. A node (one per address,
+// however spelled: cluster::canonical_name) lives while the map names it, its
+// pool reused across refreshes; one the map drops goes with the last view or
+// call that holds it.
+//
+// What a node may make the client spend is bounded: a map over the limits
+// of cluster_topology.hpp, or naming one address twice, is refused (the
+// previous one stays); a redirect to an address the map does not name is
+// followed only once a refresh confirms it (MOVED: the fresh map gives it
+// the slot; ASK: the fresh map names it), so a hostile node can neither
+// make new nodes nor have the password sent where it likes.
 //
 // One exchange = one connection of one node: the commands are written in one
 // go (after ASKING for an ASK redirect, after READONLY on a replica) and
@@ -31,6 +40,8 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
+#include <system_error>
 #include <thread>
 
 #include "codec/crypto.hpp"
@@ -93,7 +104,12 @@ public:
             // No seed answered: open anyway (like the single-node backend, which connects lazily);
             // calls fail until a refresh succeeds.
         }
-        refresher_ = std::thread([this] { refresh_loop(); });
+        try {
+            refresher_ = std::thread([this] { refresh_loop(); });
+        } catch (const std::system_error &e) {
+            fork_hooks::leave(this);  // the destructor will not run
+            fail(CACHEKIT_ENOMEM, std::string("redis cluster: cannot start the slot-map refresher thread: ") + e.what());
+        }
     }
 
     ~ClusterBackend() override {
@@ -393,8 +409,9 @@ private:
     }
 
     NodePtr node_for(const NodeAddress &address) {
+        const std::string key = cluster::canonical_name(address);
         std::lock_guard<std::mutex> lock(nodes_mu_);
-        NodePtr &node = nodes_[address.name()];
+        NodePtr &node = nodes_[key];
         if (!node) {
             RedisConfig config = config_.node;
             config.host = address.host;
@@ -404,6 +421,48 @@ private:
             node = std::make_shared<Node>(address, config, config_.node_resilience);
         }
         return node;
+    }
+
+    // The node of `v` at `address` (in any spelling): a primary, a replica or
+    // a spare (a primary serving no slot yet); nullptr when `v` does not name it.
+    NodePtr named_node(const View &v, const NodeAddress &address) {
+        const std::string key = cluster::canonical_name(address);
+        for (size_t s = 0; s < v.primaries.size(); ++s) {
+            if (v.primaries[s]->canonical == key) return v.primaries[s];
+            for (const NodePtr &r : v.replicas[s])
+                if (r->canonical == key) return r;
+        }
+        for (const NodeAddress &spare : v.topology.spares)
+            if (cluster::canonical_name(spare) == key) return node_for(spare);
+        return nullptr;
+    }
+
+    // A redirect from `from` to `to`, an address the map does not name: the
+    // slot map is read again (from `from` first: a node says MOVED once its
+    // own map has changed) and the target is followed only if the fresh map
+    // gives it the slot (MOVED) or names it at all (ASK). nullptr: not
+    // confirmed (*refresh_error: why no map could be read, if so).
+    NodePtr confirmed_by_refresh(const Node &from, const NodeAddress &to, uint16_t slot, bool moved, Deadline deadline,
+                                 std::string *refresh_error) {
+        try {
+            refresh(deadline, &from.address);
+        } catch (const Error &e) {
+            *refresh_error = e.what();
+            return nullptr;
+        }
+        std::shared_ptr<const View> v = view();
+        if (!moved) return named_node(*v, to);
+        const int16_t shard = v->topology.slot_shard[slot];
+        if (shard < 0 || v->primaries[static_cast<size_t>(shard)]->canonical != cluster::canonical_name(to)) return nullptr;
+        return v->primaries[static_cast<size_t>(shard)];
+    }
+
+    static std::string unconfirmed(const Node &from, const char *what, const redisReply &reply, bool moved,
+                                   const std::string &refresh_error) {
+        const std::string_view said = redis_replies::text(reply).substr(0, 200);  // a hostile node's text, bounded
+        return from.redis.where() + ": " + what + ": answered " + std::string(said) +
+               ", naming a node the slot map does not " + (moved ? "give that slot to" : "name") +
+               (refresh_error.empty() ? " (read again just now)" : " (" + refresh_error + ")") + ": not followed";
     }
 
     // The node for a slot: its primary, or for a read with read_from_replicas one of its replicas.
@@ -463,18 +522,30 @@ private:
             switch (redirect) {
             case Redirect::None:
                 return parse(replies, node->redis.where());
-            case Redirect::Moved:
+            case Redirect::Moved: {
+                NodePtr target = named_node(*view(), to);
+                std::string refresh_error;
+                if (target) {
+                    fix_slot(to_slot, target);
+                } else if (!(target = confirmed_by_refresh(*node, to, to_slot, true, deadline, &refresh_error))) {
+                    fail_key(CACHEKIT_EBACKEND, unconfirmed(*node, cmds[0].what, *replies[at], true, refresh_error));
+                }
                 moved_.fetch_add(1, std::memory_order_relaxed);
-                node = node_for(to);
-                fix_slot(to_slot, node);
+                node = std::move(target);
                 asking = replica = false;
                 break;
-            case Redirect::Ask:
+            }
+            case Redirect::Ask: {
+                NodePtr target = named_node(*view(), to);
+                std::string refresh_error;
+                if (!target && !(target = confirmed_by_refresh(*node, to, to_slot, false, deadline, &refresh_error)))
+                    fail_key(CACHEKIT_EBACKEND, unconfirmed(*node, cmds[0].what, *replies[at], false, refresh_error));
                 asked_.fetch_add(1, std::memory_order_relaxed);
-                node = node_for(to);
+                node = std::move(target);
                 asking = true;
                 replica = false;
                 break;
+            }
             case Redirect::Retry:
                 retried_.fetch_add(1, std::memory_order_relaxed);
                 if (deadline.remaining() <= backoff)
@@ -719,9 +790,11 @@ private:
         request_refresh();
     }
 
-    // Ask the nodes we know (then the seeds) for the slot map; install the first answer.
-    void refresh(Deadline deadline) {
+    // Ask the nodes we know (`first` before them, then the seeds) for the slot
+    // map; install the first answer.
+    void refresh(Deadline deadline, const NodeAddress *first = nullptr) {
         std::vector<NodeAddress> candidates;
+        if (first) candidates.push_back(*first);
         {
             std::shared_ptr<const View> v = view();
             for (const NodePtr &p : v->primaries) candidates.push_back(p->address);
@@ -732,8 +805,9 @@ private:
         std::string last_error = "no seed node";
         std::vector<std::string> tried;
         for (const NodeAddress &address : candidates) {
-            if (std::find(tried.begin(), tried.end(), address.name()) != tried.end()) continue;
-            tried.push_back(address.name());
+            const std::string key = cluster::canonical_name(address);
+            if (std::find(tried.begin(), tried.end(), key) != tried.end()) continue;
+            tried.push_back(key);
             if (deadline.passed()) break;
             try {
                 NodePtr node = node_for(address);
@@ -793,9 +867,22 @@ private:
             for (const NodeAddress &r : shard.replicas) fresh->replicas.back().push_back(node_for(r));
         }
         fresh->topology = std::move(topology);
+        // Nodes this map does not name are dropped (their pools close once
+        // no view or call holds them): addresses change (a pod restarted),
+        // and a node must not outlive its place in the map.
+        std::set<std::string> named;
+        for (size_t s = 0; s < fresh->primaries.size(); ++s) {
+            named.insert(fresh->primaries[s]->canonical);
+            for (const NodePtr &r : fresh->replicas[s]) named.insert(r->canonical);
+        }
+        for (const NodeAddress &spare : fresh->topology.spares) named.insert(cluster::canonical_name(spare));
         {
             std::lock_guard<std::mutex> lock(view_mu_);
             view_ = std::move(fresh);
+        }
+        {
+            std::lock_guard<std::mutex> lock(nodes_mu_);
+            for (auto it = nodes_.begin(); it != nodes_.end();) it = named.count(it->first) ? std::next(it) : nodes_.erase(it);
         }
         view_changed();
     }
@@ -806,9 +893,15 @@ private:
         std::lock_guard<std::mutex> lock(refresh_mu_);
         const pid_t now = fork_hooks::pid();
         if (refresher_pid_.load(std::memory_order_relaxed) == now || stopping_) return;
+        std::thread fresh;
+        try {
+            fresh = std::thread([this] { refresh_loop(); });  // it waits for refresh_mu_, held here
+        } catch (const std::system_error &) {
+            return;  // no thread to be had now: the next call tries again (calls still refresh inline when needed)
+        }
         new std::thread(std::move(refresher_));  // leaked on purpose: destroying it would terminate()
         refresher_pid_.store(now, std::memory_order_relaxed);
-        refresher_ = std::thread([this] { refresh_loop(); });
+        refresher_ = std::move(fresh);
     }
 
     void request_refresh() {
@@ -829,8 +922,9 @@ private:
             lock.unlock();
             try {
                 refresh(Deadline::after(config_.node.connect_timeout + config_.node.command_timeout * 2));
-            } catch (const Error &) {
-                // Try again at the next request or interval.
+            } catch (...) {
+                // Try again at the next request or interval. Nothing may leave a thread
+                // the library owns (std::terminate would end the caller's process).
             }
             std::this_thread::sleep_for(config_.refresh_min_gap);
             lock.lock();
