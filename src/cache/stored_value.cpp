@@ -46,15 +46,14 @@ json::Value frame_metadata(bool compressed, const crypto::Fingerprint *fp, std::
     return m;
 }
 
-bool is_standard_serializer(std::string_view s) { return s == "default" || s == "std" || s == "standard"; }
-
 // The bounded check every payload passes before a wrapper decodes it.
 Verdict check_payload(const cachekit_buf *payload, std::string *why, msgpack::DocumentFacts *facts) {
     try {
         msgpack::check_document(reinterpret_cast<const uint8_t *>(payload->ptr), payload->size, msgpack::kMaxDepth, facts);
         return Verdict::Ok;
     } catch (const Error &e) {
-        *why = std::string("payload is not one bounded MessagePack document: ") + e.what();
+        // The pre-scan's own error name, as the envelope's messages carry it.
+        *why = std::string("payload is not one bounded MessagePack document: ") + status_name(e.code()) + ": " + e.what();
         return Verdict::Corrupt;
     }
 }
@@ -87,12 +86,18 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
                     std::string *why, msgpack::DocumentFacts *facts) {
     const auto *bytes = reinterpret_cast<const uint8_t *>(stored.data());
     if (!frame::has_magic(bytes, stored.size())) {
-        // Other SDKs' shapes: a bare envelope (TypeScript) or plain MessagePack (Rust).
         if (fmt.keyring) {
             *why = "a plaintext entry where this cache requires encryption";
             return Verdict::Downgrade;
         }
-        return unwrap_payload(fmt, stored, envelope::looks_like_envelope(bytes, stored.size()), payload, why, facts);
+        // Auto mode is the reference Python SDK's stored form, whose reader
+        // decodes no other SDK's container: a bare envelope (TypeScript) or
+        // plain MessagePack (Rust) is refused at the frame's magic, never
+        // sniffed (python-frame.json bare_envelope_fed_to_frame_reader,
+        // plain_msgpack_fed_to_frame_reader).
+        *why = "not a CK frame: the magic bytes \"CK\" are missing (auto mode reads only the reference Python "
+               "SDK's frame, not another SDK's bare envelope or plain MessagePack)";
+        return Verdict::Corrupt;
     }
     const FrameFacts *f = nullptr;
     try {
@@ -101,7 +106,11 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         *why = e.what();
         return Verdict::Corrupt;
     }
-    if (fmt.serializer == "default" ? !is_standard_serializer(f->serializer) : f->serializer != fmt.serializer) {
+    // The recorded name is compared as written: writers record the canonical
+    // name ("default", "auto"), so a frame recording an alias ("std") or a
+    // class name is another writer's (python-frame.json
+    // std_recorded_as_given_frame, standard_serializer_instance_write).
+    if (f->serializer != fmt.serializer) {
         *why = "entry was written by serializer \"" + f->serializer + "\", this cache reads \"" + fmt.serializer + "\"";
         return Verdict::SerializerMismatch;
     }
@@ -110,12 +119,24 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
     const std::optional<crypto::Fingerprint> fingerprint =
         f->has_fingerprint ? std::optional<crypto::Fingerprint>(f->fingerprint) : std::nullopt;
     std::string_view body = stored.substr(f->payload_offset);
+    // The container is the one this reader is configured for (the envelope
+    // when integrity is on), never the one the unauthenticated header's
+    // "compressed" picks; a claim that disagrees is another configuration's
+    // entry or a forged header, and is not read (the reference SDK's readers
+    // refuse it too). python-frame.json ciphertext_plain_msgpack_claims_
+    // uncompressed; encryption.json decrypted_container.
+    auto other_container = [&] {
+        *why = std::string("the frame claims compressed ") + (compressed ? "true" : "false") + ", this cache reads " +
+               (fmt.integrity ? "the ByteStorage envelope (integrity on)" : "raw MessagePack (integrity off)");
+        return Verdict::SerializerMismatch;
+    };
     if (!f->encrypted) {
         if (fmt.keyring) {
             *why = "the frame claims plaintext where this cache requires encryption (no downgrade)";
             return Verdict::Downgrade;
         }
-        return unwrap_payload(fmt, body, compressed, payload, why, facts);
+        if (compressed != fmt.integrity) return other_container();
+        return unwrap_payload(fmt, body, fmt.integrity, payload, why, facts);
     }
     if (!fmt.keyring) {
         *why = "the entry is encrypted and this cache has no master key";
@@ -126,6 +147,7 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         *why = "the frame names an encryption algorithm other than AES-256-GCM";
         return Verdict::Corrupt;
     }
+    if (compressed != fmt.integrity) return other_container();
     std::string aad = crypto::build_aad(fmt.tenant, key, kFormat, compressed, kFormat);
     Buffer plain;
     try {
@@ -135,7 +157,7 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         *why = e.what();
         return e.code() == CACHEKIT_EKEYNOTFOUND ? Verdict::WrongKey : Verdict::Tampered;
     }
-    return unwrap_payload(fmt, plain.view(), compressed, payload, why, facts);
+    return unwrap_payload(fmt, plain.view(), fmt.integrity, payload, why, facts);
 }
 
 Verdict decode_interop(const ValueFormat &fmt, std::string_view key, std::string_view stored, cachekit_buf *payload,
