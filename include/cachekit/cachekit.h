@@ -715,6 +715,11 @@ typedef struct cachekit_cache cachekit_cache;
  * tagged "auto" (not "default") and only such frames are read; the payload is
  * the wrapper's (MessagePack with that serializer's type markers). Since 0.2. */
 #define CACHEKIT_FORMAT_AUTO_PYTHON 2
+/* Plain MessagePack values under any key: interop/v1's stored form without
+ * its key rule, for the Rust SDK's get/set under a client `.namespace(ns)`
+ * (key_prefix "ns:"; an encrypted entry's AAD binds the prefixed key).
+ * CACHEKIT_FORMAT_INTEROP refuses a key_prefix; this one takes it. */
+#define CACHEKIT_FORMAT_PLAIN 3
 
 /* ttl_seconds value meaning "the cache's default TTL" in calls that take a TTL. */
 #define CACHEKIT_TTL_DEFAULT (-1.0)

@@ -116,9 +116,12 @@ cachekit_cache_options read_cache_options(const cachekit_cache_options *opts) {
 CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBackend &borrowed,
                            const std::function<l2::OpenOptions(const cachekit_backend_options *)> &open_options) {
     CacheConfig c;
-    if (o.format != CACHEKIT_FORMAT_AUTO && o.format != CACHEKIT_FORMAT_INTEROP && o.format != CACHEKIT_FORMAT_AUTO_PYTHON)
-        fail(CACHEKIT_EINVAL, "format is CACHEKIT_FORMAT_AUTO, CACHEKIT_FORMAT_INTEROP or CACHEKIT_FORMAT_AUTO_PYTHON");
-    c.value.format = o.format == CACHEKIT_FORMAT_INTEROP ? Format::Interop : Format::Auto;
+    if (o.format != CACHEKIT_FORMAT_AUTO && o.format != CACHEKIT_FORMAT_INTEROP && o.format != CACHEKIT_FORMAT_AUTO_PYTHON &&
+        o.format != CACHEKIT_FORMAT_PLAIN)
+        fail(CACHEKIT_EINVAL, "format is CACHEKIT_FORMAT_AUTO, CACHEKIT_FORMAT_INTEROP, CACHEKIT_FORMAT_AUTO_PYTHON or "
+                              "CACHEKIT_FORMAT_PLAIN");
+    // Plain is interop/v1's stored form; only the key rule below tells them apart.
+    c.value.format = o.format == CACHEKIT_FORMAT_INTEROP || o.format == CACHEKIT_FORMAT_PLAIN ? Format::Interop : Format::Auto;
     if (o.format == CACHEKIT_FORMAT_AUTO_PYTHON) c.value.serializer = "auto";
     c.value.integrity = switch_on(o.integrity, true);
     if (c.value.format == Format::Interop && o.integrity == CACHEKIT_ON)
@@ -141,9 +144,10 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
     // looks (protocol: no key prefix, no client namespace); a prefixed one
     // would be read by nobody else. The prefix comes only from the options
     // (no environment variable sets it), so this is the one place to refuse.
-    if (c.value.format == Format::Interop && !c.key_prefix.empty())
+    if (o.format == CACHEKIT_FORMAT_INTEROP && !c.key_prefix.empty())
         fail(CACHEKIT_EINVAL, "interop mode keys carry no prefix: key_prefix must be NULL or \"\" with "
-                              "CACHEKIT_FORMAT_INTEROP (got \"" + c.key_prefix.substr(0, 64) + "\")");
+                              "CACHEKIT_FORMAT_INTEROP (got \"" + c.key_prefix.substr(0, 64) +
+                                  "\"); CACHEKIT_FORMAT_PLAIN stores the same values under a prefix");
     c.default_ttl = ttl_of(o.default_ttl_seconds, "default_ttl_seconds");
     c.refresh_ttl_below = o.refresh_ttl_on_get;
     if (!(c.refresh_ttl_below >= 0 && c.refresh_ttl_below <= 1))

@@ -205,6 +205,16 @@ void test_interop_refuses_a_key_prefix(void **) {
     o.format = CACHEKIT_FORMAT_AUTO;
     o.key_prefix = "t:default:";
     ct::new_cache(&o).reset();  // auto mode: a prefix is fine
+
+    // The plain format stores interop's bytes under the prefix (a Rust SDK
+    // client's .namespace()): the same value, the prefixed key.
+    o.format = CACHEKIT_FORMAT_PLAIN;
+    o.key_prefix = "rsapp:";
+    CacheHandle plain = ct::new_cache(&o);
+    CT_OK(cachekit_cache_put(plain.get(), nullptr, "k", 1, "\x07", 1, CACHEKIT_TTL_DEFAULT));
+    Buf raw;
+    CT_OK(cachekit_backend_get(backend.get(), raw.get(), "rsapp:k", 7));
+    assert_true(raw.str() == "\x07");
 }
 
 void test_none_is_l1_only(void **) {

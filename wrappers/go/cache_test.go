@@ -222,4 +222,6 @@ func TestKeyPrefixInInteropModeIsRefusedByNew(t *testing.T) {
 		}
 	}
 	roundTrip(t, openCache(t, Options{BackendURL: "memory://", Format: FormatAuto, KeyPrefix: "app:"}))
+	// FormatPlain: interop's bytes under a client namespace (cachekit-rs's layout).
+	roundTrip(t, openCache(t, Options{BackendURL: "memory://", Format: FormatPlain, KeyPrefix: "rsapp:"}))
 }

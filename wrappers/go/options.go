@@ -23,6 +23,11 @@ const (
 	FormatInterop Format = iota
 	// FormatAuto: the reference Python SDK's stored form (CK v3 frame).
 	FormatAuto
+	// FormatPlain: FormatInterop's plain MessagePack under any key, KeyPrefix
+	// allowed: cachekit-rs's get/set under a client .namespace(ns) is
+	// FormatPlain with KeyPrefix ns + ":" (for Get/Set; Wrap's interop keys
+	// want FormatInterop).
+	FormatPlain
 )
 
 // L1Admission is what the L1 keeps when its budget is full.
@@ -173,14 +178,14 @@ func (opts *Options) toC() (*cOptions, error) {
 			return nil, invalidf("Options.PreviousKeysHex holds a comma or NUL byte inside a key")
 		}
 	}
-	if opts.Format != FormatInterop && opts.Format != FormatAuto {
-		return nil, invalidf("Options.Format %d is not FormatInterop or FormatAuto", opts.Format)
+	if opts.Format != FormatInterop && opts.Format != FormatAuto && opts.Format != FormatPlain {
+		return nil, invalidf("Options.Format %d is not FormatInterop, FormatAuto or FormatPlain", opts.Format)
 	}
 	// The protocol's interop keys carry no prefix: a prefixed key is one no
 	// other SDK reads, so the configuration is refused (as the reference
 	// SDK refuses it) rather than silently sharing nothing.
 	if opts.Format == FormatInterop && opts.KeyPrefix != "" {
-		return nil, invalidf("Options.KeyPrefix %q with FormatInterop: interop keys carry no prefix, so no other SDK would read these entries; drop KeyPrefix, or use FormatAuto", opts.KeyPrefix)
+		return nil, invalidf("Options.KeyPrefix %q with FormatInterop: interop keys carry no prefix, so no other SDK would read these entries; drop KeyPrefix, or use FormatPlain (or FormatAuto)", opts.KeyPrefix)
 	}
 	if opts.DefaultTTL < 0 {
 		return nil, invalidf("Options.DefaultTTL is negative")
@@ -218,9 +223,12 @@ func (opts *Options) toC() (*cOptions, error) {
 	case opts.BackendURL != "":
 		c.backend_url = o.str(opts.BackendURL)
 	}
-	if opts.Format == FormatInterop {
+	switch opts.Format {
+	case FormatInterop:
 		c.format = C.CACHEKIT_FORMAT_INTEROP
-	} else {
+	case FormatPlain:
+		c.format = C.CACHEKIT_FORMAT_PLAIN
+	default:
 		c.format = C.CACHEKIT_FORMAT_AUTO
 	}
 	if opts.Integrity != nil {

@@ -470,10 +470,15 @@ def _set_load_error(load: Any, ctx: _LoadCtx, exc: BaseException) -> None:
 
 
 class CoreCache:
-    """One cachekit_cache handle (L1 -> L2 with single-flight, SWR, verification)."""
+    """One cachekit_cache handle (L1 -> L2 with single-flight, SWR, verification).
+
+    ``interop=True`` stores interop/v1 (no ``key_prefix``); ``plain=True`` stores the same
+    plain MessagePack under any key, a ``key_prefix`` allowed: cachekit-rs's get/set under a
+    client ``.namespace(ns)`` is ``plain=True, key_prefix=ns + ":"``.
+    """
 
     def __init__(self, *, backend_url: Optional[str] = None, backend: Optional[Backend] = None,
-                 interop: bool = False, auto_serializer: bool = False, integrity: Optional[bool] = None,
+                 interop: bool = False, plain: bool = False, auto_serializer: bool = False, integrity: Optional[bool] = None,
                  encryption: bool = False, master_key: Optional[str] = None, tenant: Optional[str] = None, key_prefix: Optional[str] = None,
                  default_ttl: float = 0.0, l1: bool = True, l1_max_bytes: int = 0, swr: bool = False,
                  swr_threshold_ratio: float = 0.0, fail_closed: Optional[bool] = None,
@@ -499,7 +504,7 @@ class CoreCache:
             o.backend = backend._h
         else:
             o.backend_url = cstr(backend_url)
-        o.format = (lib.CACHEKIT_FORMAT_INTEROP if interop else
+        o.format = (lib.CACHEKIT_FORMAT_INTEROP if interop else lib.CACHEKIT_FORMAT_PLAIN if plain else
                     lib.CACHEKIT_FORMAT_AUTO_PYTHON if auto_serializer else lib.CACHEKIT_FORMAT_AUTO)
         if integrity is not None:
             o.integrity = lib.CACHEKIT_ON if integrity else lib.CACHEKIT_OFF

@@ -74,3 +74,17 @@ def test_auto_mode_takes_a_prefixing_backend():
     g = cache(backend=b, namespace="users")(get_user)
     assert g(42) == {"id": 42}
     assert list(b.data) == [g._cachekit.cached_key((42,), {}).decode()]
+
+
+def test_core_cache_plain_format_takes_a_prefix_interop_refuses_it():
+    """CoreCache(interop=True) refuses a key_prefix (the core's check);
+    plain=True stores the same MessagePack under it (cachekit-rs's client
+    .namespace() layout)."""
+    from cachekit._core import CacheKitError, CoreCache
+
+    with pytest.raises(CacheKitError, match="interop mode keys carry no prefix"):
+        CoreCache(backend_url="memory://", interop=True, key_prefix="rsapp:")
+    plain = CoreCache(backend_url="memory://", plain=True, key_prefix="rsapp:")
+    plain.put(None, b"k", b"\x07", 0.0)
+    value, _ = plain.get(None, b"k")
+    assert value == b"\x07"

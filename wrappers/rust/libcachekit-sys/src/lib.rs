@@ -74,6 +74,7 @@ pub const CACHEKIT_OFF: c_int = -1;
 pub const CACHEKIT_FORMAT_AUTO: c_int = 0;
 pub const CACHEKIT_FORMAT_INTEROP: c_int = 1;
 pub const CACHEKIT_FORMAT_AUTO_PYTHON: c_int = 2;
+pub const CACHEKIT_FORMAT_PLAIN: c_int = 3;
 pub const CACHEKIT_TTL_DEFAULT: f64 = -1.0;
 pub const CACHEKIT_SOURCE_NONE: c_int = 0;
 pub const CACHEKIT_SOURCE_L1: c_int = 1;

@@ -14,6 +14,10 @@ pub enum Format {
     Interop,
     /// The reference Python SDK's stored form (CK v3 frame around the envelope).
     Auto,
+    /// Interop's plain MessagePack under any key, a `key_prefix` allowed:
+    /// cachekit-rs's get/set under a client `.namespace(ns)` is `Plain` with
+    /// `key_prefix(format!("{ns}:"))`.
+    Plain,
 }
 
 /// What the L1 keeps when its budget is full (cachekit_cache_options.l1_admission).
@@ -127,7 +131,7 @@ impl CacheBuilder {
             (Format::Interop, Some(prefix)) if !prefix.is_empty() => Err(Error::invalid(format!(
                 "key_prefix {prefix:?} cannot be used in interop format: interop keys are \
                  {{namespace}}:{{operation}}:{{hash}} with no prefix, so no other SDK would read \
-                 the entries; drop the prefix, or use Format::Auto"
+                 the entries; drop the prefix, or use Format::Plain (or Format::Auto)"
             ))),
             _ => Ok(()),
         }
@@ -336,6 +340,7 @@ impl CacheBuilder {
         o.backend = null_mut();
         o.format = match self.format {
             Format::Interop => sys::CACHEKIT_FORMAT_INTEROP,
+            Format::Plain => sys::CACHEKIT_FORMAT_PLAIN,
             Format::Auto => sys::CACHEKIT_FORMAT_AUTO,
         };
         o.integrity = switch(self.integrity);

@@ -39,4 +39,11 @@ fn a_prefix_stays_allowed_where_the_protocol_allows_it() {
         .key_prefix("")
         .build()
         .expect("interop with an empty prefix");
+    // Plain: interop's bytes under a client namespace (cachekit-rs's layout).
+    Cache::builder()
+        .format(Format::Plain)
+        .backend_url("memory://")
+        .key_prefix("rsapp:")
+        .build()
+        .expect("plain format with a prefix");
 }
