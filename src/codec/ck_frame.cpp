@@ -44,7 +44,11 @@ Decoded decode(const uint8_t *data, size_t len) {
     const json::Value *s = root.find("s");
     const json::Value *m = root.find("m");
     const json::Value *v = root.find("v");
-    if (!s || s->type != json::Value::Type::String) fail(CACHEKIT_EFRAME, "the CK frame header has no string \"s\"");
+    // A frame that records no serializer name matches no reader (the
+    // reference SDK refuses it in its one header parser): absent, not a
+    // string and "" are the same mistake.
+    if (!s || s->type != json::Value::Type::String || s->text.empty())
+        fail(CACHEKIT_EFRAME, "the CK frame header records no serializer name (\"s\" is missing, empty or not a string)");
     if (!m || m->type != json::Value::Type::Object) fail(CACHEKIT_EFRAME, "the CK frame header has no object \"m\"");
     Decoded d;
     d.serializer = s->text;
