@@ -54,7 +54,8 @@ Verdict check_payload(const cachekit_buf *payload, std::string *why, msgpack::Do
         msgpack::check_document(reinterpret_cast<const uint8_t *>(payload->ptr), payload->size, msgpack::kMaxDepth, facts);
         return Verdict::Ok;
     } catch (const Error &e) {
-        *why = std::string("payload is not one bounded MessagePack document: ") + e.what();
+        // The pre-scan's own error name, as the envelope's messages carry it.
+        *why = std::string("payload is not one bounded MessagePack document: ") + status_name(e.code()) + ": " + e.what();
         return Verdict::Corrupt;
     }
 }
@@ -135,7 +136,12 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         *why = e.what();
         return e.code() == CACHEKIT_EKEYNOTFOUND ? Verdict::WrongKey : Verdict::Tampered;
     }
-    return unwrap_payload(fmt, plain.view(), compressed, payload, why, facts);
+    // After decryption the container is the configured one (the envelope when
+    // integrity is on), never the one the unauthenticated header's flag names:
+    // the flag only rebuilt the writer's AAD (encryption.json
+    // decrypted_container; python-frame.json
+    // ciphertext_plain_msgpack_claims_uncompressed).
+    return unwrap_payload(fmt, plain.view(), fmt.integrity, payload, why, facts);
 }
 
 Verdict decode_interop(const ValueFormat &fmt, std::string_view key, std::string_view stored, cachekit_buf *payload,

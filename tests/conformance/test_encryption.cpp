@@ -250,6 +250,184 @@ void test_master_key_raw_reject(void **state) {
     assert_int_equal(failures, 0);
 }
 
+// The `vectors` row named `name`, or nullptr.
+const Json *vector_named(const std::string &name) {
+    for (const auto &v : V.at("vectors"))
+        if (str(v, "name") == name) return &v;
+    return nullptr;
+}
+
+std::string join_keys(const Json &keys) {
+    std::string out;
+    for (const auto &k : keys) {
+        if (!out.empty()) out += ",";
+        out += k.get<std::string>();
+    }
+    return out;
+}
+
+void test_aad_reject_vectors(void **state) {
+    (void)state;
+    int failures = run_category(R, V, "aad_reject_vectors", [](const Json &v, Checks &c) {
+        const std::string &tenant = str(V, "tenant_id");
+        cachekit_derived_keys keys;
+        if (!derive_from_hex(c, str(V, "master_key_hex"), tenant.c_str(), keys)) return;
+        // The AAD this reader builds from the row's (one flipped) fields.
+        Buf aad;
+        if (!vector_aad(c, v, tenant.c_str(), aad)) return;
+        Bytes sealed = from_hex(str(v, "ciphertext_hex"));
+        Buf pt;
+        // Exactly AuthenticationFailed: no retry with another AAD variant
+        // turns it into a value (or into a later container error).
+        c.code(cachekit_crypto_decrypt(pt.p(), keys.encryption, aad.b.ptr, aad.b.size, sealed.data(), sealed.size()),
+               CACHEKIT_EAUTH, "cachekit_crypto_decrypt(the row's AAD)");
+        cachekit_keyring *ring = nullptr;
+        if (c.ok(cachekit_keyring_new(&ring, str(V, "master_key_hex").c_str(), nullptr), "cachekit_keyring_new")) {
+            c.code(cachekit_keyring_decrypt(ring, pt.p(), nullptr, tenant.c_str(), nullptr, aad.b.ptr, aad.b.size,
+                                            sealed.data(), sealed.size()),
+                   CACHEKIT_EAUTH, "cachekit_keyring_decrypt(the row's AAD, no fingerprint)");
+            c.code(cachekit_keyring_decrypt(ring, pt.p(), nullptr, tenant.c_str(), keys.fingerprint, aad.b.ptr,
+                                            aad.b.size, sealed.data(), sealed.size()),
+                   CACHEKIT_EAUTH, "cachekit_keyring_decrypt(the row's AAD, fingerprint)");
+            cachekit_keyring_free(ring);
+        }
+        // The same ciphertext opens under the AAD it was sealed with
+        // (`sealed_as`): only the flipped field is refused.
+        const Json *orig = vector_named(str(v, "sealed_as"));
+        if (!orig) {
+            c.add("sealed_as names no row of vectors: " + str(v, "sealed_as"));
+            return;
+        }
+        c.expect(str(*orig, "ciphertext_hex") == str(v, "ciphertext_hex"), "ciphertext differs from sealed_as's");
+        Buf orig_aad;
+        if (!vector_aad(c, *orig, tenant.c_str(), orig_aad)) return;
+        if (c.ok(cachekit_crypto_decrypt(pt.p(), keys.encryption, orig_aad.b.ptr, orig_aad.b.size, sealed.data(),
+                                         sealed.size()),
+                 "cachekit_crypto_decrypt(sealed_as's AAD)"))
+            c.equal_hex(pt.hex(), str(*orig, "plaintext_hex"), "plaintext under sealed_as's AAD");
+        c.note("AuthenticationFailed; opens as " + str(v, "sealed_as"));
+    });
+    assert_int_equal(failures, 0);
+}
+
+// An encrypted interop-mode cache (the core's plain-MessagePack reader:
+// 4-component AAD, compressed False, exactly one document) over a memory
+// backend with the entry planted; returns the get's status.
+int interop_cache_read(const std::string &cache_key, const Bytes &stored, Buf &out) {
+    cachekit_backend *backend = nullptr;
+    cachekit_backend_options bo;
+    cachekit_backend_options_init(&bo, sizeof bo);
+    if (cachekit_backend_open(&backend, "memory://", &bo) != 0) throw std::runtime_error("memory backend");
+    cachekit_cache_options o;
+    cachekit_cache_options_init(&o, sizeof o);
+    o.backend = backend;
+    o.format = CACHEKIT_FORMAT_INTEROP;
+    o.encryption = CACHEKIT_ON;
+    o.master_key_hex = str(V, "master_key_hex").c_str();
+    o.tenant = str(V, "tenant_id").c_str();
+    o.l1 = CACHEKIT_OFF;
+    o.fail_closed = CACHEKIT_ON;
+    cachekit_cache *cache = nullptr;
+    int rc = cachekit_cache_new(&cache, &o);
+    if (rc == 0) {
+        rc = cachekit_backend_set(backend, cache_key.data(), cache_key.size(), stored.data(), stored.size(), 0);
+        if (rc == 0) rc = cachekit_cache_get(cache, out.p(), nullptr, "", cache_key.data(), cache_key.size());
+    }
+    cachekit_cache_free(cache);
+    cachekit_backend_free(backend);
+    return rc;
+}
+
+void test_decrypted_container(void **state) {
+    (void)state;
+    const Json &dc = V.at("decrypted_container");
+    int failures = run_category(R, dc, "vectors", [](const Json &v, Checks &c) {
+        const std::string &tenant = str(V, "tenant_id");
+        cachekit_derived_keys keys;
+        if (!derive_from_hex(c, str(V, "master_key_hex"), tenant.c_str(), keys)) return;
+        Buf aad;
+        if (!vector_aad(c, v, tenant.c_str(), aad)) return;
+        Bytes sealed = from_hex(str(v, "ciphertext_hex"));
+        Buf pt;
+        // The row is sealed under the AAD of the reader it names.
+        if (!c.ok(cachekit_crypto_decrypt(pt.p(), keys.encryption, aad.b.ptr, aad.b.size, sealed.data(), sealed.size()),
+                  "cachekit_crypto_decrypt"))
+            return;
+        c.equal_hex(pt.hex(), str(v, "plaintext_hex"), "plaintext");
+        const std::string &reader = str(v, "reader");
+        const std::string &outcome = str(v, "outcome");
+        if (reader == "plain_msgpack" || reader == "interop") {
+            // The core's reader with this AAD is an encrypted interop cache.
+            Buf out;
+            int rc = interop_cache_read(str(v, "cache_key"), sealed, out);
+            if (outcome == "not_unwrapped") {
+                // The plaintext is one document: it is the value, as is.
+                if (c.ok(rc, "cachekit_cache_get (interop, encrypted)"))
+                    c.equal_hex(out.hex(), str(v, "plaintext_hex"), "value (the plaintext, not what it wraps)");
+                c.note("not_unwrapped: the value is the plaintext document");
+            } else if (outcome == "error") {
+                if (c.code(rc, CACHEKIT_ECORRUPT, "cachekit_cache_get (interop, encrypted, fail_closed)")) {
+                    const std::string msg = cachekit_error_last_message();
+                    c.expect(msg.find("refused (corrupt)") != std::string::npos,
+                             "message does not say the entry was refused as corrupt: " + msg);
+                    c.note("Corrupt: " + msg.substr(0, 120));
+                }
+            } else {
+                c.add("outcome " + outcome + " is not one this test knows");
+            }
+        } else if (reader == "bytestorage_envelope") {
+            // No cache profile of ours builds this AAD (auto mode adds
+            // original_type): the codec's envelope reader is the container.
+            c.expect(outcome == "error", "outcome " + outcome + " is not error");
+            Buf out;
+            if (c.code(cachekit_envelope_unwrap(out.p(), nullptr, pt.b.ptr, pt.b.size), CACHEKIT_EDESERIALIZE,
+                       "cachekit_envelope_unwrap(plaintext)"))
+                c.note("DeserializationFailed: the plaintext is no envelope, and nothing falls back");
+        } else if (reader == "arrow_checksummed" || reader == "orjson_checksummed") {
+            c.covered_elsewhere("libcachekit has no " + reader.substr(0, reader.find('_')) +
+                                " container reader (auto mode reads only MessagePack serializers; a frame naming "
+                                "another is a serializer mismatch); decryption under the row's AAD checked");
+        } else {
+            c.add("reader " + reader + " is not one this test knows");
+        }
+    });
+    assert_int_equal(failures, 0);
+}
+
+void test_keyring_configuration(void **state) {
+    (void)state;
+    const Json &cfg = V.at("keyring").at("configuration");
+    int failures = run_category(R, cfg, "vectors", [](const Json &v, Checks &c) {
+        const std::string &current = str(v, "current_master_key_hex");
+        const std::string previous = join_keys(v.at("decrypt_only_master_keys_hex"));
+        const bool accept = str(v, "verdict") == "accept";
+        if (!accept && str(v, "verdict") != "reject") {
+            c.add("verdict " + str(v, "verdict") + " is neither accept nor reject");
+            return;
+        }
+        cachekit_keyring *ring = nullptr;
+        int rc = cachekit_keyring_new(&ring, current.c_str(), previous.c_str());
+        if (accept) c.ok(rc, "cachekit_keyring_new");
+        else c.code(rc, CACHEKIT_EINVAL, "cachekit_keyring_new");
+        if (!accept) c.expect(ring == nullptr, "a refused keyring was returned");
+        cachekit_keyring_free(ring);
+        // The same configuration given to a cache (as CACHEKIT_MASTER_KEY and
+        // CACHEKIT_PREVIOUS_MASTER_KEYS would give it) is judged at load.
+        cachekit_cache_options o;
+        cachekit_cache_options_init(&o, sizeof o);
+        o.backend_url = "none";
+        o.encryption = CACHEKIT_ON;
+        o.master_key_hex = current.c_str();
+        o.previous_keys_hex = previous.c_str();
+        cachekit_cache *cache = nullptr;
+        rc = cachekit_cache_new(&cache, &o);
+        if (accept) c.ok(rc, "cachekit_cache_new");
+        else if (c.code(rc, CACHEKIT_EINVAL, "cachekit_cache_new")) c.note(std::string("InvalidArgument: ") + cachekit_error_last_message());
+        cachekit_cache_free(cache);
+    });
+    assert_int_equal(failures, 0);
+}
+
 }  // namespace
 
 int main(void) {
@@ -265,6 +443,9 @@ int main(void) {
         cmocka_unit_test(test_master_key_accept),
         cmocka_unit_test(test_master_key_reject),
         cmocka_unit_test(test_master_key_raw_reject),
+        cmocka_unit_test(test_aad_reject_vectors),
+        cmocka_unit_test(test_decrypted_container),
+        cmocka_unit_test(test_keyring_configuration),
     };
     int rc = cmocka_run_group_tests_name("encryption.json", tests, nullptr, nullptr);
     R.summary();

@@ -4,6 +4,8 @@
 #include "conformance_support.hpp"
 
 #include <cstring>
+#include <map>
+#include <vector>
 
 #include <csetjmp>
 #include <cstdarg>
@@ -27,6 +29,34 @@ size_t layout_payload_offset(const Bytes &frame) {
     uint32_t hlen = (uint32_t(frame[3]) << 24) | (uint32_t(frame[4]) << 16) | (uint32_t(frame[5]) << 8) | frame[6];
     if (7 + uint64_t(hlen) > frame.size()) throw std::runtime_error("header past the end");
     return 7 + hlen;
+}
+
+// `frame` re-padded as cachekit-py 0.24.1's SerializationWrapper.wrap_prefix
+// (align=64, offset=22) pads an uncompressed Arrow write: spaces after the
+// JSON header, counted in the header length, until 22 + prefix length is a
+// multiple of 64. A frame that is already aligned gets 64 spaces, so every
+// row reads a padded header.
+Bytes padded_like_024(const Bytes &frame) {
+    const size_t off = layout_payload_offset(frame);
+    size_t pad = (64 - (22 + off) % 64) % 64;
+    if (pad == 0) pad = 64;
+    const size_t hlen = off - 7 + pad;
+    Bytes out(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(off));
+    out.insert(out.end(), pad, uint8_t(' '));
+    out.insert(out.end(), frame.begin() + static_cast<std::ptrdiff_t>(off), frame.end());
+    for (int i = 0; i < 4; ++i) out[3 + i] = uint8_t(hlen >> (24 - 8 * i));
+    return out;
+}
+
+// What the frame reader's message says for each layer an error vector's
+// `rejected_by` names (the layers check in this order).
+const char *layer_phrase(const std::string &layer) {
+    if (layer == "prefix_length") return "at least 7 bytes";
+    if (layer == "magic") return "magic";
+    if (layer == "version") return "version";
+    if (layer == "header_length") return "declared header length";
+    if (layer == "serializer_name") return "records no serializer name";
+    return nullptr;
 }
 
 void test_frame_vectors(void **state) {
@@ -68,6 +98,25 @@ void test_frame_vectors(void **state) {
                     got_header = ex.what();
                 }
                 c.add("encoded frame differs from frame_hex: header " + got_header + ", expected " + header_text);
+            }
+        }
+
+        // cachekit-py 0.24.x pads the header with ASCII spaces (counted in
+        // the header length) so the body lands on a 64-byte boundary of a
+        // file-backend entry (14-byte file header + 8-byte Arrow checksum
+        // before it): the same frame padded that way reads the same.
+        {
+            Bytes padded = padded_like_024(frame);
+            Buf ps, pm;
+            size_t poff = 0;
+            if (c.ok(cachekit_frame_decode(ps.p(), pm.p(), &poff, padded.data(), padded.size()),
+                     "cachekit_frame_decode(header padded with spaces)")) {
+                c.expect(ps.text() == serializer.text() && pm.text() == meta.text(),
+                         "the padded header decodes to another serializer or metadata");
+                c.expect(poff == layout_payload_offset(padded) && (22 + poff) % 64 == 0,
+                         "padded frame: payload offset " + std::to_string(poff) + " is not past the padding");
+                c.expect(Bytes(padded.begin() + static_cast<std::ptrdiff_t>(poff), padded.end()) == payload,
+                         "padded frame: the payload differs");
             }
         }
 
@@ -120,10 +169,201 @@ void test_error_vectors(void **state) {
                    "cachekit_msgpack_to_json");
             return;
         }
+        // Every other row is the frame reader's: InvalidFrame, with the
+        // message of the layer `rejected_by` names.
+        const std::string layer = v.value("rejected_by", "");
+        const char *phrase = layer_phrase(layer);
+        if (!phrase) {
+            c.add("no frame-reader layer is mapped to rejected_by \"" + layer + "\"");
+            return;
+        }
         Buf s, m;
         size_t off = 0;
         int rc = cachekit_frame_decode(s.p(), m.p(), &off, frame.data(), frame.size());
-        if (c.code(rc, CACHEKIT_EFRAME, "cachekit_frame_decode")) c.note("InvalidFrame");
+        if (!c.code(rc, CACHEKIT_EFRAME, "cachekit_frame_decode")) return;
+        const std::string msg = cachekit_error_last_message();
+        c.expect(msg.find(phrase) != std::string::npos,
+                 "InvalidFrame, but the message \"" + msg + "\" does not name the " + layer + " layer (\"" + phrase + "\")");
+        c.note("InvalidFrame: " + msg);
+    });
+    assert_int_equal(failures, 0);
+}
+
+// ---- encrypted_reader + encrypted_read_vectors ---------------------------
+
+// An auto-mode cache configured as `encrypted_reader` says (master key,
+// tenant; the default serializer, integrity on) over a memory backend, L1 off
+// so every get reads the planted entry.
+struct Reader {
+    cachekit_backend *backend = nullptr;
+    cachekit_cache *cache = nullptr;
+    Reader(const Json &cfg, int fail_closed) {
+        cachekit_backend_options bo;
+        if (cachekit_backend_options_init(&bo, sizeof bo) != 0 || cachekit_backend_open(&backend, "memory://", &bo) != 0)
+            throw std::runtime_error("memory backend: " + describe_rc(cachekit_error_last_code()));
+        cachekit_cache_options o;
+        cachekit_cache_options_init(&o, sizeof o);
+        o.backend = backend;
+        o.format = CACHEKIT_FORMAT_AUTO;
+        o.integrity = CACHEKIT_ON;
+        o.encryption = CACHEKIT_ON;
+        o.master_key_hex = cfg.at("master_key_hex").get_ref<const std::string &>().c_str();
+        o.tenant = cfg.at("tenant_id").get_ref<const std::string &>().c_str();
+        o.l1 = CACHEKIT_OFF;
+        o.fail_closed = fail_closed;
+        int rc = cachekit_cache_new(&cache, &o);
+        if (rc != 0) {
+            cachekit_backend_free(backend);
+            throw std::runtime_error("cachekit_cache_new: " + describe_rc(rc));
+        }
+    }
+    Reader(const Reader &) = delete;
+    Reader &operator=(const Reader &) = delete;
+    ~Reader() {
+        cachekit_cache_free(cache);
+        cachekit_backend_free(backend);
+    }
+    // Plant `stored` under `key` and read it through the cache.
+    int read(const std::string &key, const Bytes &stored, Buf &out) {
+        if (cachekit_backend_set(backend, key.data(), key.size(), stored.data(), stored.size(), 0) != 0)
+            throw std::runtime_error("cachekit_backend_set: " + describe_rc(cachekit_error_last_code()));
+        cachekit_error_clear();
+        return cachekit_cache_get(cache, out.p(), nullptr, "", key.data(), key.size());
+    }
+};
+
+// What a fail-closed read of each row must answer: the status code and the
+// refusal the message names (cache entry refused (<verdict>)). Either of two
+// refusals where the row allows both. A row not listed is a FAIL.
+struct ReadRefusal {
+    int code;
+    std::vector<std::string> verdicts;
+};
+const std::map<std::string, ReadRefusal> kReadRefusals = {
+    // The header's "encrypted": false must not downgrade an encrypted cache.
+    {"forged_plaintext_encrypted_false", {CACHEKIT_ECORRUPT, {"downgrade"}}},
+    // Another serializer and no encryption: whichever is refused first.
+    {"forged_plaintext_orjson", {CACHEKIT_ECORRUPT, {"serializer_mismatch", "downgrade"}}},
+    // The fingerprint names a key this keyring lacks (another master key,
+    // or the reader's master key for another tenant).
+    {"ciphertext_key_not_in_keyring", {CACHEKIT_EKEYNOTFOUND, {"wrong_key"}}},
+    {"ciphertext_other_tenant", {CACHEKIT_EKEYNOTFOUND, {"wrong_key"}}},
+    // Authenticates, but the plaintext is not the configured envelope.
+    {"ciphertext_plain_msgpack_not_envelope", {CACHEKIT_ECORRUPT, {"corrupt"}}},
+    {"ciphertext_plain_msgpack_claims_uncompressed", {CACHEKIT_ECORRUPT, {"corrupt"}}},
+    // The recorded name is checked on ciphertext too.
+    {"ciphertext_serializer_name_auto", {CACHEKIT_ECORRUPT, {"serializer_mismatch"}}},
+    {"ciphertext_serializer_name_missing", {CACHEKIT_ECORRUPT, {"corrupt"}}},
+};
+
+// The value every row's plaintext is built from (python-frame.json's
+// default write): {"user_id": 42, "name": "cachekit", "active": true}.
+const char *const kDefaultWriteValueHex = "83a7757365725f69642aa46e616d65a863616368656b6974a6616374697665c3";
+
+// The same frame with its header's "s" set to "default" (added when absent),
+// metadata and payload unchanged: what the row's generator checked reads back.
+Bytes renamed_to_default(const Bytes &frame) {
+    Json header = Json::parse(std::string(frame.begin() + 7, frame.begin() + static_cast<std::ptrdiff_t>(layout_payload_offset(frame))));
+    Buf out;
+    std::string m = header.at("m").dump();
+    if (cachekit_frame_encode(out.p(), "default", m.c_str(), frame.data() + layout_payload_offset(frame),
+                              frame.size() - layout_payload_offset(frame)) != 0)
+        throw std::runtime_error("cachekit_frame_encode: " + describe_rc(cachekit_error_last_code()));
+    return out.bytes();
+}
+
+void test_encrypted_reader(void **state) {
+    (void)state;
+    // The reader's configuration: every field the read vectors rely on.
+    auto it = V.find("encrypted_reader");
+    if (it == V.end() || !it->is_object()) {
+        (R.fail)("encrypted_reader", "the vector file has no object named encrypted_reader");  // not cmocka's fail()
+        fail();
+    }
+    Checks c;
+    for (const char *field : {"master_key_hex", "tenant_id", "tenant_source", "cache_key"})
+        c.expect(it->contains(field) && (*it)[field].is_string(), std::string("encrypted_reader has no string ") + field);
+    if (c.passed()) {
+        c.expect((*it)["tenant_source"] == "reader", "tenant_source is not \"reader\": the cache takes its tenant from its options");
+        std::string mk = (*it)["master_key_hex"].get<std::string>();
+        unsigned char key[CACHEKIT_KEY_SIZE];
+        c.ok(cachekit_master_key_from_hex(key, mk.c_str(), mk.size()), "cachekit_master_key_from_hex(master_key_hex)");
+    }
+    c.report(R, "encrypted_reader");
+    assert_true(c.passed());
+}
+
+void test_encrypted_read_vectors(void **state) {
+    (void)state;
+    const Json cfg = V.at("encrypted_reader");
+    const std::string key = cfg.at("cache_key").get<std::string>();
+    int failures = run_category(R, V, "encrypted_read_vectors", [&](const Json &v, Checks &c) {
+        const std::string name = str(v, "name");
+        Bytes frame = from_hex(str(v, "frame_hex"));
+        // The frame is what the row says it is.
+        Buf s, meta;
+        size_t off = 0;
+        const Json &hdr = v.at("expected_header");
+        int drc = cachekit_frame_decode(s.p(), meta.p(), &off, frame.data(), frame.size());
+        if (hdr.contains("s")) {
+            if (c.ok(drc, "cachekit_frame_decode"))
+                c.expect(Json::parse(meta.text()) == hdr.at("m"), "metadata differs from expected_header.m");
+        } else {
+            c.code(drc, CACHEKIT_EFRAME, "cachekit_frame_decode (no serializer name)");
+        }
+        if (str(v, "outcome") != "fail_closed") {
+            c.add("outcome \"" + str(v, "outcome") + "\" is not one this test knows (fail_closed)");
+            return;
+        }
+        auto want = kReadRefusals.find(name);
+        if (want == kReadRefusals.end()) {
+            c.add("no expected refusal is listed for this row");
+            return;
+        }
+        // Fail closed: the named status and refusal.
+        {
+            Reader reader(cfg, CACHEKIT_ON);
+            Buf out;
+            int rc = reader.read(key, frame, out);
+            const std::string msg = cachekit_error_last_message();
+            if (rc == CACHEKIT_OK) {
+                c.add("fail-closed read returned a value: " + out.hex());
+            } else if (c.code(rc, want->second.code, "cachekit_cache_get (fail_closed)")) {
+                bool named = false;
+                for (const auto &verdict : want->second.verdicts)
+                    named = named || msg.find("refused (" + verdict + ")") != std::string::npos;
+                c.expect(named, "message \"" + msg + "\" does not name the expected refusal");
+                c.note(cachekit_error_name(rc) + std::string(": ") + msg.substr(0, msg.find(')') + 1));
+            }
+        }
+        // Fail open (the default policy): the same row is a miss.
+        {
+            Reader reader(cfg, CACHEKIT_OFF);
+            Buf out;
+            int rc = reader.read(key, frame, out);
+            c.expect(rc == CACHEKIT_ENOTFOUND, "fail-open read: expected a miss, got " + describe_rc(rc));
+        }
+        // Where only the recorded name differs, the frame recording "default"
+        // reads back as the value: the refusal above is the name's.
+        if (name == "ciphertext_serializer_name_auto" || name == "ciphertext_serializer_name_missing") {
+            Bytes fixed;
+            if (name == "ciphertext_serializer_name_missing") {
+                // Rebuild the header with "s" in front of the row's metadata.
+                Buf out;
+                std::string m = hdr.at("m").dump();
+                size_t hlen = (size_t(frame[3]) << 24) | (size_t(frame[4]) << 16) | (size_t(frame[5]) << 8) | frame[6];
+                if (!c.ok(cachekit_frame_encode(out.p(), "default", m.c_str(), frame.data() + 7 + hlen, frame.size() - 7 - hlen),
+                          "cachekit_frame_encode"))
+                    return;
+                fixed = out.bytes();
+            } else {
+                fixed = renamed_to_default(frame);
+            }
+            Reader reader(cfg, CACHEKIT_ON);
+            Buf out;
+            if (c.ok(reader.read(key, fixed, out), "cachekit_cache_get (the same frame recording \"default\")"))
+                c.equal_hex(out.hex(), kDefaultWriteValueHex, "value of the frame recording \"default\"");
+        }
     });
     assert_int_equal(failures, 0);
 }
@@ -135,6 +375,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frame_vectors),
         cmocka_unit_test(test_error_vectors),
+        cmocka_unit_test(test_encrypted_reader),
+        cmocka_unit_test(test_encrypted_read_vectors),
     };
     int rc = cmocka_run_group_tests_name("python-frame.json", tests, nullptr, nullptr);
     R.summary();
