@@ -111,12 +111,24 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
     const std::optional<crypto::Fingerprint> fingerprint =
         f->has_fingerprint ? std::optional<crypto::Fingerprint>(f->fingerprint) : std::nullopt;
     std::string_view body = stored.substr(f->payload_offset);
+    // The container is the one this reader is configured for (the envelope
+    // when integrity is on), never the one the unauthenticated header's
+    // "compressed" picks; a claim that disagrees is another configuration's
+    // entry or a forged header, and is not read (the reference SDK's readers
+    // refuse it too). python-frame.json ciphertext_plain_msgpack_claims_
+    // uncompressed; encryption.json decrypted_container.
+    auto other_container = [&] {
+        *why = std::string("the frame claims compressed ") + (compressed ? "true" : "false") + ", this cache reads " +
+               (fmt.integrity ? "the ByteStorage envelope (integrity on)" : "raw MessagePack (integrity off)");
+        return Verdict::SerializerMismatch;
+    };
     if (!f->encrypted) {
         if (fmt.keyring) {
             *why = "the frame claims plaintext where this cache requires encryption (no downgrade)";
             return Verdict::Downgrade;
         }
-        return unwrap_payload(fmt, body, compressed, payload, why, facts);
+        if (compressed != fmt.integrity) return other_container();
+        return unwrap_payload(fmt, body, fmt.integrity, payload, why, facts);
     }
     if (!fmt.keyring) {
         *why = "the entry is encrypted and this cache has no master key";
@@ -127,6 +139,7 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         *why = "the frame names an encryption algorithm other than AES-256-GCM";
         return Verdict::Corrupt;
     }
+    if (compressed != fmt.integrity) return other_container();
     std::string aad = crypto::build_aad(fmt.tenant, key, kFormat, compressed, kFormat);
     Buffer plain;
     try {
@@ -136,11 +149,6 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         *why = e.what();
         return e.code() == CACHEKIT_EKEYNOTFOUND ? Verdict::WrongKey : Verdict::Tampered;
     }
-    // After decryption the container is the configured one (the envelope when
-    // integrity is on), never the one the unauthenticated header's flag names:
-    // the flag only rebuilt the writer's AAD (encryption.json
-    // decrypted_container; python-frame.json
-    // ciphertext_plain_msgpack_claims_uncompressed).
     return unwrap_payload(fmt, plain.view(), fmt.integrity, payload, why, facts);
 }
 

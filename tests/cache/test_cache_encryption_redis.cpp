@@ -26,13 +26,16 @@ RedisServer *g_redis = nullptr;
 // 64 recognisable bytes.
 const std::string kSecret = "TOP-SECRET-PLAINTEXT:0123456789abcdefghijklmnopqrstuvwxyz-ABCDEF";
 
-ct::CacheHandle encrypted_cache(cachekit_backend *backend, const char *prefix, int l1) {
+ct::CacheHandle encrypted_cache(cachekit_backend *backend, const char *prefix, int l1, int integrity = CACHEKIT_DEFAULT,
+                                int fail_closed = CACHEKIT_DEFAULT) {
     cachekit_cache_options o = ct::default_options();
     o.backend = backend;
     o.encryption = CACHEKIT_ON;
     o.master_key_hex = ct::kMasterKeyHex;
     o.key_prefix = prefix;
     o.l1 = l1;
+    o.integrity = integrity;
+    o.fail_closed = fail_closed;
     return ct::new_cache(&o);
 }
 
@@ -110,8 +113,21 @@ void check_ciphertext_at_rest(int integrity_switch) {
     assert_false(ct::contains(report.str(), kSecret));
     assert_true(ct::contains(report.str(), "\"checks\": \"fail\""));
 
-    // A second cache (its own L1) reads the entry from Redis and decrypts it.
-    ct::CacheHandle c2 = encrypted_cache(backend, "t:default:", CACHEKIT_DEFAULT);
+    // A cache configured for the other container refuses it: after decryption
+    // the container is the reader's configured one, never the header's claim
+    // (python-frame.json ciphertext_plain_msgpack_claims_uncompressed).
+    // Fail closed, so the entry stays for the readers below.
+    {
+        const int other_integrity = integrity_switch == CACHEKIT_OFF ? CACHEKIT_ON : CACHEKIT_OFF;
+        ct::CacheHandle mismatched = encrypted_cache(backend, "t:default:", CACHEKIT_OFF, other_integrity, CACHEKIT_ON);
+        const int rc = cachekit_cache_get(mismatched.get(), out.get(), nullptr, "enc", key.data(), key.size());
+        if (rc == CACHEKIT_OK) fail_msg("a reader configured for the other container returned the value");
+        CT_OK(cachekit_backend_exists(backend, storage_key.data(), storage_key.size()));
+    }
+
+    // A second cache (its own L1), configured as the writer, reads the entry
+    // from Redis and decrypts it.
+    ct::CacheHandle c2 = encrypted_cache(backend, "t:default:", CACHEKIT_DEFAULT, integrity_switch);
     cachekit_lookup info2 = CACHEKIT_LOOKUP_INIT;
     CT_OK(cachekit_cache_get(c2.get(), out.get(), &info2, "enc", key.data(), key.size()));
     assert_int_equal(info2.source, CACHEKIT_SOURCE_L2);
@@ -130,6 +146,7 @@ void check_ciphertext_at_rest(int integrity_switch) {
     other.encryption = CACHEKIT_ON;
     other.master_key_hex = "6262626262626262626262626262626262626262626262626262626262626262";
     other.key_prefix = "t:default:";
+    other.integrity = integrity_switch;  // the writer's container: only the key differs
     other.l1 = CACHEKIT_OFF;
     other.fail_closed = CACHEKIT_ON;  // keep the entry: it is not this cache's to delete
     ct::CacheHandle c3 = ct::new_cache(&other);

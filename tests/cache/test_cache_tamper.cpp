@@ -175,10 +175,11 @@ void test_plaintext_under_encrypted_cache_is_downgrade(void **) {
     CT_OK(cachekit_backend_exists(f.backend, framed.data(), framed.size()));
     CT_OK(cachekit_backend_exists(f.backend, bare.data(), bare.size()));
 
-    // A frame that claims encryption but whose body is plaintext fails to open: tampered.
+    // A frame that claims encryption (and this cache's container, compressed
+    // true) but whose body is plaintext fails to open: tampered.
     const std::string liar = "ns:t:func:m.f:args:liar";
     CT_OK(cachekit_frame_encode(frame.get(), "default",
-                                "{\"format\": \"msgpack\", \"encoding\": \"utf-8\", \"compressed\": false, "
+                                "{\"format\": \"msgpack\", \"encoding\": \"utf-8\", \"compressed\": true, "
                                 "\"original_type\": \"msgpack\", \"encrypted\": true, \"tenant_id\": \"default\"}",
                                 (value + std::string(40, 'p')).data(), value.size() + 40));
     raw_set(f, liar, frame.str());

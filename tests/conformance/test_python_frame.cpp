@@ -250,7 +250,9 @@ const std::map<std::string, ReadRefusal> kReadRefusals = {
     {"ciphertext_other_tenant", {CACHEKIT_EKEYNOTFOUND, {"wrong_key"}}},
     // Authenticates, but the plaintext is not the configured envelope.
     {"ciphertext_plain_msgpack_not_envelope", {CACHEKIT_ECORRUPT, {"corrupt"}}},
-    {"ciphertext_plain_msgpack_claims_uncompressed", {CACHEKIT_ECORRUPT, {"corrupt"}}},
+    // Claims the other container: this reader reads only its configured one,
+    // so the entry is another configuration's (refused before decryption).
+    {"ciphertext_plain_msgpack_claims_uncompressed", {CACHEKIT_ECORRUPT, {"serializer_mismatch"}}},
     // The recorded name is checked on ciphertext too.
     {"ciphertext_serializer_name_auto", {CACHEKIT_ECORRUPT, {"serializer_mismatch"}}},
     {"ciphertext_serializer_name_missing", {CACHEKIT_ECORRUPT, {"corrupt"}}},
