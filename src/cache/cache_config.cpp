@@ -137,6 +137,13 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
     }
 
     c.key_prefix = o.key_prefix ? o.key_prefix : "";
+    // Interop entries live under the bare interop/v1 key, where every SDK
+    // looks (protocol: no key prefix, no client namespace); a prefixed one
+    // would be read by nobody else. The prefix comes only from the options
+    // (no environment variable sets it), so this is the one place to refuse.
+    if (c.value.format == Format::Interop && !c.key_prefix.empty())
+        fail(CACHEKIT_EINVAL, "interop mode keys carry no prefix: key_prefix must be NULL or \"\" with "
+                              "CACHEKIT_FORMAT_INTEROP (got \"" + c.key_prefix.substr(0, 64) + "\")");
     c.default_ttl = ttl_of(o.default_ttl_seconds, "default_ttl_seconds");
     c.refresh_ttl_below = o.refresh_ttl_on_get;
     if (!(c.refresh_ttl_below >= 0 && c.refresh_ttl_below <= 1))

@@ -1,7 +1,7 @@
 // Issue 5, item 9: the interop stored form.
 //  - format CACHEKIT_FORMAT_INTEROP over a borrowed memory backend stores
 //    exactly the payload bytes (read back with cachekit_backend_get on the
-//    same handle), under key_prefix + key;
+//    same handle), under the bare key (interop mode refuses a key_prefix);
 //  - with encryption the stored bytes are nonce || ciphertext || tag and
 //    decrypt with the 4-component AAD cachekit_crypto_aad(tenant, key,
 //    "msgpack", 0, NULL) + cachekit_keyring_decrypt; other AADs fail;
@@ -20,7 +20,7 @@ struct Fixture {
     cachekit_cache *cache = nullptr;
 };
 
-Fixture open_fixture(bool encrypted, const char *tenant = nullptr, const char *prefix = nullptr) {
+Fixture open_fixture(bool encrypted, const char *tenant = nullptr) {
     Fixture f;
     f.backend_owner = ct::open_backend("memory://");
     f.backend = f.backend_owner.get();
@@ -28,7 +28,6 @@ Fixture open_fixture(bool encrypted, const char *tenant = nullptr, const char *p
     o.backend = f.backend;
     o.format = CACHEKIT_FORMAT_INTEROP;
     o.tenant = tenant;
-    o.key_prefix = prefix;
     if (encrypted) {
         o.encryption = CACHEKIT_ON;
         o.master_key_hex = ct::kMasterKeyHex;
@@ -50,20 +49,20 @@ const char kPayloadBytes[] = "\x83\xa2id\x07\xa4name\xa3" "ada\xa4tags\x93\x01\x
 const std::string kPayload(kPayloadBytes, sizeof kPayloadBytes - 1);
 
 void test_plain_interop_stores_the_payload(void **) {
-    Fixture f = open_fixture(false, nullptr, "app:");
+    Fixture f = open_fixture(false);
     const std::string key = interop_key(std::string("\x91\x07", 2));
     assert_true(key.rfind("inter:get-user:", 0) == 0);
     assert_int_equal(cachekit_msgpack_check(kPayload.data(), kPayload.size(), 0), CACHEKIT_OK);
     CT_OK(cachekit_cache_put(f.cache, "inter", key.data(), key.size(), kPayload.data(), kPayload.size(), 60));
     Buf raw;
-    const std::string storage = "app:" + key;
+    const std::string &storage = key;  // the bare key: interop mode takes no prefix
     CT_OK(cachekit_backend_get(f.backend, raw.get(), storage.data(), storage.size()));
     assert_int_equal(raw.b.size, kPayload.size());
     assert_memory_equal(raw.b.ptr, kPayload.data(), kPayload.size());
 
     // Written by another SDK: plain MessagePack under the key is read back.
     const std::string other = interop_key(std::string("\x91\x08", 2));
-    const std::string other_storage = "app:" + other;
+    const std::string &other_storage = other;
     const std::string value = ct::mp_str("from another SDK");
     CT_OK(cachekit_backend_set(f.backend, other_storage.data(), other_storage.size(), value.data(), value.size(), 0));
     Buf out;
@@ -78,7 +77,7 @@ void test_plain_interop_stores_the_payload(void **) {
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(f.cache, out.get(), nullptr, "inter", other.data(), other.size()));
     assert_int_equal(ct::stats_of(f.cache, "inter").corrupt, 1);
 
-    // Namespace invalidation reaches the interop keys ("{ns}:..." under the prefix).
+    // Namespace invalidation reaches the interop keys ("{ns}:...").
     CT_OK(cachekit_cache_invalidate_namespace(f.cache, "inter"));
     CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_backend_exists(f.backend, storage.data(), storage.size()));
 }

@@ -3,6 +3,7 @@
 //  - CACHEKIT_REDIS_URL and CACHEKIT_FILE_CACHE_DIR together -> EINVAL;
 //  - encryption on without any key -> EINVAL;
 //  - an explicit backend_url wins over the environment; "none" is L1 only;
+//  - interop mode with a key prefix -> EINVAL (no prefix: the bare key);
 //  - NULL / empty / NaN / negative arguments and values that are not one
 //    MessagePack document -> EINVAL with a message;
 //  - a value over max_value_bytes: put -> ETOOBIG (counted too_large),
@@ -151,6 +152,10 @@ void test_bad_options(void **) {
         x.format = CACHEKIT_FORMAT_INTEROP;
         x.integrity = CACHEKIT_ON;
     });
+    refused("interop with a key prefix", [](cachekit_cache_options &x) {
+        x.format = CACHEKIT_FORMAT_INTEROP;
+        x.key_prefix = "t:default:";
+    });
     refused("bad URL", [](cachekit_cache_options &x) { x.backend_url = "ftp://127.0.0.1/"; });
     refused("relative file URL", [](cachekit_cache_options &x) { x.backend_url = "file://relative/dir"; });
     setenv("CACHEKIT_L1_MAX_SIZE_MB", "lots", 1);
@@ -170,6 +175,36 @@ void test_bad_options(void **) {
         const char *backend_url;
     } small = {sizeof small, "none"};
     ct::new_cache(reinterpret_cast<const cachekit_cache_options *>(&small)).reset();
+}
+
+// Interop entries are stored under the bare interop/v1 key (protocol: no
+// key prefix), so a prefix with CACHEKIT_FORMAT_INTEROP is refused with a
+// message that says so; NULL and "" are no prefix, and auto mode keeps its.
+void test_interop_refuses_a_key_prefix(void **) {
+    ct::BackendHandle backend = ct::open_backend("memory://");
+    cachekit_cache_options o = ct::default_options();
+    o.backend = backend.get();
+    o.format = CACHEKIT_FORMAT_INTEROP;
+    o.key_prefix = "app:";
+    cachekit_cache *c = nullptr;
+    cachekit_error_clear();
+    CT_EXPECT(CACHEKIT_EINVAL, cachekit_cache_new(&c, &o));
+    assert_null(c);
+    assert_true(ct::contains(cachekit_error_last_message(), "interop mode keys carry no prefix"));
+
+    const std::string key = "inter:get-user:0123";
+    for (const char *none : {static_cast<const char *>(nullptr), ""}) {
+        o.key_prefix = none;
+        CacheHandle cache = ct::new_cache(&o);
+        CT_OK(cachekit_cache_put(cache.get(), "inter", key.data(), key.size(), "\x07", 1, CACHEKIT_TTL_DEFAULT));
+        Buf raw;  // stored under the bare key
+        CT_OK(cachekit_backend_get(backend.get(), raw.get(), key.data(), key.size()));
+        assert_true(raw.str() == "\x07");
+    }
+
+    o.format = CACHEKIT_FORMAT_AUTO;
+    o.key_prefix = "t:default:";
+    ct::new_cache(&o).reset();  // auto mode: a prefix is fine
 }
 
 void test_none_is_l1_only(void **) {
@@ -448,6 +483,7 @@ int main() {
         cmocka_unit_test_setup_teardown(test_file_dir_from_env, setup, teardown),
         cmocka_unit_test_setup_teardown(test_encryption_needs_a_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interop_refuses_a_key_prefix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_none_is_l1_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_l1_admission, setup, teardown),
         cmocka_unit_test_setup_teardown(test_argument_validation, setup, teardown),
