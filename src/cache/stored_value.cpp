@@ -46,8 +46,6 @@ json::Value frame_metadata(bool compressed, const crypto::Fingerprint *fp, std::
     return m;
 }
 
-bool is_standard_serializer(std::string_view s) { return s == "default" || s == "std" || s == "standard"; }
-
 // The bounded check every payload passes before a wrapper decodes it.
 Verdict check_payload(const cachekit_buf *payload, std::string *why, msgpack::DocumentFacts *facts) {
     try {
@@ -102,7 +100,11 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         *why = e.what();
         return Verdict::Corrupt;
     }
-    if (fmt.serializer == "default" ? !is_standard_serializer(f->serializer) : f->serializer != fmt.serializer) {
+    // The recorded name is compared as written: writers record the canonical
+    // name ("default", "auto"), so a frame recording an alias ("std") or a
+    // class name is another writer's (python-frame.json
+    // std_recorded_as_given_frame, standard_serializer_instance_write).
+    if (f->serializer != fmt.serializer) {
         *why = "entry was written by serializer \"" + f->serializer + "\", this cache reads \"" + fmt.serializer + "\"";
         return Verdict::SerializerMismatch;
     }

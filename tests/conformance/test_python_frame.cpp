@@ -3,8 +3,10 @@
 // the frames that must be refused.
 #include "conformance_support.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include <csetjmp>
@@ -29,6 +31,93 @@ size_t layout_payload_offset(const Bytes &frame) {
     uint32_t hlen = (uint32_t(frame[3]) << 24) | (uint32_t(frame[4]) << 16) | (uint32_t(frame[5]) << 8) | frame[6];
     if (7 + uint64_t(hlen) > frame.size()) throw std::runtime_error("header past the end");
     return 7 + hlen;
+}
+
+// A plaintext auto-mode reader of the core: format, integrity, a name.
+struct ReaderConfig {
+    int format;
+    int integrity;
+    const char *name;
+};
+
+// Which of the core's readers return each frame_vectors row's value: the
+// "default" reader (CACHEKIT_FORMAT_AUTO), the "auto" one
+// (CACHEKIT_FORMAT_AUTO_PYTHON), both integrity on, and "default" with
+// integrity off. The others must miss on it as a serializer mismatch. Rows
+// with no MessagePack value (raw bytes, Arrow) are not for these readers.
+struct ReaderOutcome {
+    bool applies;
+    bool default_reads, auto_reads, raw_default_reads;
+};
+const std::map<std::string, ReaderOutcome> kReaderOutcomes = {
+    {"raw_payload_frame", {false, false, false, false}},
+    {"arrow_dataframe_write", {false, false, false, false}},
+    {"arrow_compression_off_write", {false, false, false, false}},
+    {"default_saas_write_msgpack_bytestorage", {true, true, false, false}},
+    {"default_saas_write_msgpack_bytestorage_bin", {true, true, false, false}},
+    {"std_alias_write", {true, true, false, false}},
+    // Recorded as "auto": only the auto reader.
+    {"auto_serializer_write", {true, false, true, false}},
+    {"pythonic_alias_write", {true, false, true, false}},
+    // A class name, or an alias recorded as given: no reader here matches.
+    {"standard_serializer_instance_write", {true, false, false, false}},
+    {"std_recorded_as_given_frame", {true, false, false, false}},
+    // Integrity off: the raw MessagePack reader only.
+    {"integrity_checking_off_write", {true, false, false, true}},
+};
+
+// Plant `frame` and read it through a plaintext cache configured as
+// `reader` (fail_closed, so a refusal is named). Returns the get's status.
+int plaintext_read(const ReaderConfig &reader, const Bytes &frame, Buf &out, std::string &message) {
+    const std::string key = "python-frame-reader";
+    cachekit_backend *backend = nullptr;
+    cachekit_backend_options bo;
+    cachekit_backend_options_init(&bo, sizeof bo);
+    if (cachekit_backend_open(&backend, "memory://", &bo) != 0) throw std::runtime_error("memory backend");
+    cachekit_cache_options o;
+    cachekit_cache_options_init(&o, sizeof o);
+    o.backend = backend;
+    o.format = reader.format;
+    o.integrity = reader.integrity;
+    o.l1 = CACHEKIT_OFF;
+    o.fail_closed = CACHEKIT_ON;
+    cachekit_cache *cache = nullptr;
+    int rc = cachekit_cache_new(&cache, &o);
+    if (rc == 0) rc = cachekit_backend_set(backend, key.data(), key.size(), frame.data(), frame.size(), 0);
+    if (rc == 0) {
+        cachekit_error_clear();
+        rc = cachekit_cache_get(cache, out.p(), nullptr, "", key.data(), key.size());
+        message = rc ? cachekit_error_last_message() : "";
+    }
+    cachekit_cache_free(cache);
+    cachekit_backend_free(backend);
+    return rc;
+}
+
+// What an auto-mode cache (format CACHEKIT_FORMAT_AUTO or _AUTO_PYTHON,
+// integrity on, no encryption) stores for `value`: put through a cache over
+// a memory backend, read back raw.
+Bytes cache_written_frame(int format, const Bytes &value) {
+    const std::string key = "python-frame-writer";
+    cachekit_backend *backend = nullptr;
+    cachekit_backend_options bo;
+    cachekit_backend_options_init(&bo, sizeof bo);
+    if (cachekit_backend_open(&backend, "memory://", &bo) != 0) throw std::runtime_error("memory backend");
+    cachekit_cache_options o;
+    cachekit_cache_options_init(&o, sizeof o);
+    o.backend = backend;
+    o.format = format;
+    o.l1 = CACHEKIT_OFF;
+    cachekit_cache *cache = nullptr;
+    Buf raw;
+    int rc = cachekit_cache_new(&cache, &o);
+    if (rc == 0) rc = cachekit_cache_put(cache, "", key.data(), key.size(), value.data(), value.size(), 0);
+    if (rc == 0) rc = cachekit_backend_get(backend, raw.p(), key.data(), key.size());
+    const std::string why = rc ? describe_rc(rc) : "";
+    cachekit_cache_free(cache);
+    cachekit_backend_free(backend);
+    if (rc) throw std::runtime_error("writing through a cache: " + why);
+    return raw.bytes();
 }
 
 // `frame` re-padded as cachekit-py 0.24.1's SerializationWrapper.wrap_prefix
@@ -117,6 +206,60 @@ void test_frame_vectors(void **state) {
                          "padded frame: payload offset " + std::to_string(poff) + " is not past the padding");
                 c.expect(Bytes(padded.begin() + static_cast<std::ptrdiff_t>(poff), padded.end()) == payload,
                          "padded frame: the payload differs");
+            }
+        }
+
+        // The cache's own auto-mode writer: for the frames it can write (the
+        // default and auto serializers, integrity on, plaintext) its prefix
+        // and header equal the vector's byte for byte. cachekit-py 0.24.1 pads
+        // only uncompressed plaintext Arrow (wrap_prefix align=64), so for
+        // these it writes no padding either.
+        if (v.contains("payload_envelope") && hdr.at("m").value("compressed", false) && !hdr.at("m").contains("encrypted") &&
+            (str(hdr, "s") == "default" || str(hdr, "s") == "auto")) {
+            Bytes written = cache_written_frame(str(hdr, "s") == "auto" ? CACHEKIT_FORMAT_AUTO_PYTHON : CACHEKIT_FORMAT_AUTO,
+                                                from_hex(str(v["payload_envelope"], "inner_msgpack_hex")));
+            size_t woff = 0;
+            try {
+                woff = layout_payload_offset(written);
+            } catch (const std::exception &e) {
+                c.add(std::string("the cache's frame: ") + e.what());
+            }
+            if (woff) {
+                c.expect(woff == want_off && std::equal(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(want_off), written.begin()),
+                         "the cache writes another prefix/header: " +
+                             std::string(written.begin() + 7, written.begin() + static_cast<std::ptrdiff_t>(woff)));
+                Buf inner;
+                if (c.ok(cachekit_envelope_unwrap(inner.p(), nullptr, written.data() + woff, written.size() - woff),
+                         "cachekit_envelope_unwrap(the cache's payload)"))
+                    c.equal_hex(inner.hex(), str(v["payload_envelope"], "inner_msgpack_hex"), "the cache's payload");
+                c.note("the cache's writer: same header, no padding");
+            }
+        }
+
+        // Planted under the core's readers, the recorded name decides (no
+        // alias resolution: a frame recording "std" is not "default"'s).
+        auto expected = kReaderOutcomes.find(str(v, "name"));
+        if (expected == kReaderOutcomes.end()) {
+            c.add("no reader outcome is listed for this frame");
+        } else if (expected->second.applies) {
+            for (const auto &[reader, reads] : std::initializer_list<std::pair<ReaderConfig, bool>>{
+                     {{CACHEKIT_FORMAT_AUTO, CACHEKIT_ON, "default"}, expected->second.default_reads},
+                     {{CACHEKIT_FORMAT_AUTO_PYTHON, CACHEKIT_ON, "auto"}, expected->second.auto_reads},
+                     {{CACHEKIT_FORMAT_AUTO, CACHEKIT_OFF, "default, integrity off"}, expected->second.raw_default_reads}}) {
+                Buf out;
+                std::string msg;
+                int rc = plaintext_read(reader, frame, out, msg);
+                if (reads) {
+                    if (c.ok(rc, std::string("read by the ") + reader.name + " reader") && v.contains("payload_envelope"))
+                        c.equal_hex(out.hex(), str(v["payload_envelope"], "inner_msgpack_hex"),
+                                    std::string("value read by the ") + reader.name + " reader");
+                    else if (rc == 0 && v.contains("expected_payload_hex"))
+                        c.equal_hex(out.hex(), str(v, "expected_payload_hex"), std::string("value read by the ") + reader.name + " reader");
+                } else {
+                    c.expect(rc == CACHEKIT_ECORRUPT && msg.find("refused (serializer_mismatch)") != std::string::npos,
+                             std::string("the ") + reader.name + " reader must miss on it as a mismatch, got " +
+                                 describe_rc(rc));
+                }
             }
         }
 
