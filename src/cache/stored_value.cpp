@@ -86,12 +86,18 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
                     std::string *why, msgpack::DocumentFacts *facts) {
     const auto *bytes = reinterpret_cast<const uint8_t *>(stored.data());
     if (!frame::has_magic(bytes, stored.size())) {
-        // Other SDKs' shapes: a bare envelope (TypeScript) or plain MessagePack (Rust).
         if (fmt.keyring) {
             *why = "a plaintext entry where this cache requires encryption";
             return Verdict::Downgrade;
         }
-        return unwrap_payload(fmt, stored, envelope::looks_like_envelope(bytes, stored.size()), payload, why, facts);
+        // Auto mode is the reference Python SDK's stored form, whose reader
+        // decodes no other SDK's container: a bare envelope (TypeScript) or
+        // plain MessagePack (Rust) is refused at the frame's magic, never
+        // sniffed (python-frame.json bare_envelope_fed_to_frame_reader,
+        // plain_msgpack_fed_to_frame_reader).
+        *why = "not a CK frame: the magic bytes \"CK\" are missing (auto mode reads only the reference Python "
+               "SDK's frame, not another SDK's bare envelope or plain MessagePack)";
+        return Verdict::Corrupt;
     }
     const FrameFacts *f = nullptr;
     try {

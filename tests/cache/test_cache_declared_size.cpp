@@ -1,6 +1,6 @@
 // Issue 12: an entry's declared original size is bounded by the cache's
 // max_value_bytes on reads, not only by the envelope's 512 MiB. A valid
-// 1.96 MB envelope declaring 500 MB, planted in L2 under a cache key, is a
+// 1.96 MB envelope declaring 500 MB, in a CK frame planted in L2 under a cache key, is a
 // miss counted too_large (and never decompressed; the unit test
 // unit_declared_size_limits proves that under an address-space cap), while a
 // cache whose max_value_bytes admits it reads it.
@@ -12,6 +12,17 @@ namespace {
 using ct::Buf;
 
 constexpr uint64_t kDeclared = 500ull * 1000 * 1000;
+
+// The entry the reference SDK's default write stores: a CK frame around the
+// envelope (auto mode reads no bare envelope).
+std::string framed(const std::string &envelope) {
+    Buf frame;
+    CT_OK(cachekit_frame_encode(frame.get(), "default",
+                                "{\"format\": \"msgpack\", \"encoding\": \"utf-8\", \"compressed\": true, "
+                                "\"original_type\": \"msgpack\"}",
+                                envelope.data(), envelope.size()));
+    return frame.str();
+}
 
 cachekit_cache_stats stats_of(cachekit_cache *c) {
     cachekit_cache_stats s{};
@@ -28,7 +39,7 @@ void test_oversized_declared_entry_is_a_counted_miss(void **) {
     ct::CacheHandle cache = ct::new_cache(&o);  // max_value_bytes: the 100 MiB default
 
     const std::string key = "ns:t:func:m.f:args:big:1s";
-    const std::string env = hostile::envelope_declaring(kDeclared);
+    const std::string env = framed(hostile::envelope_declaring(kDeclared));
     Buf out;
     for (int i = 0; i < 2; ++i) {
         // Planted before each read: whether a refused entry stays in L2 is the
@@ -50,7 +61,8 @@ void test_a_smaller_declared_size_within_the_limit_reads(void **) {
     o.max_value_bytes = 1u << 20;
     ct::CacheHandle cache = ct::new_cache(&o);
     const std::string at = "ns:t:func:m.f:args:at:1s", past = "ns:t:func:m.f:args:past:1s";
-    const std::string fits = hostile::envelope_declaring(1u << 20), over = hostile::envelope_declaring((1u << 20) + 1);
+    const std::string fits = framed(hostile::envelope_declaring(1u << 20)),
+                      over = framed(hostile::envelope_declaring((1u << 20) + 1));
     CT_OK(cachekit_backend_set(backend.get(), at.data(), at.size(), fits.data(), fits.size(), 0));
     CT_OK(cachekit_backend_set(backend.get(), past.data(), past.size(), over.data(), over.size(), 0));
     Buf out;

@@ -328,6 +328,18 @@ void test_error_vectors(void **state) {
         c.expect(msg.find(phrase) != std::string::npos,
                  "InvalidFrame, but the message \"" + msg + "\" does not name the " + layer + " layer (\"" + phrase + "\")");
         c.note("InvalidFrame: " + msg);
+        // The cache's auto-mode read runs the same frame reader: refused as a
+        // bad frame (corrupt), also the other SDKs' containers without the
+        // magic, never sniffed into a value.
+        for (int format : {CACHEKIT_FORMAT_AUTO, CACHEKIT_FORMAT_AUTO_PYTHON}) {
+            Buf out;
+            std::string why;
+            int got = plaintext_read({format, CACHEKIT_ON, "auto-mode"}, frame, out, why);
+            c.expect(got == CACHEKIT_ECORRUPT && why.find("refused (corrupt)") != std::string::npos &&
+                         why.find(phrase) != std::string::npos,
+                     "auto-mode cache read: expected a corrupt refusal naming the " + layer + " layer, got " +
+                         describe_rc(got) + (why.empty() ? "" : " (" + why + ")"));
+        }
     });
     assert_int_equal(failures, 0);
 }

@@ -84,8 +84,9 @@ void test_cache_read_refuses_as_too_large_in_every_shape(void **) {
     Buffer payload;
     ValueFormat plain;
     plain.max_payload_bytes = kLimit;
-    // A bare envelope (the TypeScript SDK's shape) and a CK frame around it.
-    assert_int_equal(int(decode(plain, env, payload)), int(Verdict::TooLarge));
+    // A CK frame around it. (A bare envelope, the TypeScript SDK's shape, is
+    // refused at the frame's magic before any size is read.)
+    assert_int_equal(int(decode(plain, env, payload)), int(Verdict::Corrupt));
     assert_int_equal(int(decode(plain, framed_like(plain, env), payload)), int(Verdict::TooLarge));
     // Sealed: the envelope inside the ciphertext declares the size.
     auto ring = cachekit::crypto::Keyring::from_hex(
@@ -145,11 +146,13 @@ void test_no_large_allocation_under_an_address_space_cap(void **) {
         fmt.max_payload_bytes = kLimit;
         Buffer payload;
         std::string why;
-        if (cachekit::cache::decode_stored(fmt, kKey, env, payload.get(), &why) != Verdict::TooLarge) return 2;
+        // As the reference SDK stores it: a CK frame around the envelope.
+        const std::string entry = framed_like(fmt, env);
+        if (cachekit::cache::decode_stored(fmt, kKey, entry, payload.get(), &why) != Verdict::TooLarge) return 2;
         fmt.max_payload_bytes = cachekit::envelope::kMaxSize;
         bool capped = false;
         try {
-            cachekit::cache::decode_stored(fmt, kKey, env, payload.get(), &why);
+            cachekit::cache::decode_stored(fmt, kKey, entry, payload.get(), &why);
         } catch (const std::bad_alloc &) {
             capped = true;
         }
