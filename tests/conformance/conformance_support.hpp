@@ -157,15 +157,17 @@ private:
 // Run `body(vector, checks)` over every vector of file[key], reporting each by
 // name (an exception is a failure of that vector). Returns the number of
 // vectors of this category that failed; a missing category is one failure.
+// `label` names a nested category in the output (keyring.configuration.vectors).
 template <class Body>
-int run_category(Report &r, const Json &file, const char *key, Body &&body) {
+int run_category(Report &r, const Json &file, const char *key, Body &&body, const char *label = nullptr) {
     int before = r.failed();
+    const std::string category = label ? label : key;
     auto it = file.find(key);
     if (it == file.end() || !it->is_array()) {
-        r.fail(key, "the vector file has no array named " + std::string(key));
+        r.fail(category, "the vector file has no array named " + category);
         return r.failed() - before;
     }
-    r.category(key, it->size());
+    r.category(category, it->size());
     for (const auto &v : *it) {
         std::string name = v.is_object() && v.contains("name") ? v["name"].get<std::string>() : std::string("?");
         Checks c;

@@ -143,7 +143,7 @@ void test_keyring(void **state) {
             c.equal_hex(pt.hex(), str(v, "plaintext_hex"), "k2-only keyring plaintext");
         }
         cachekit_keyring_free(ring);
-    });
+    }, "keyring.vectors");
     assert_int_equal(failures, 0);
 }
 
@@ -172,7 +172,7 @@ void test_default_tenant(void **state) {
                 c.equal_hex(pt.hex(), str(v, "plaintext_hex"), "keyring plaintext");
             cachekit_keyring_free(ring);
         }
-    });
+    }, "default_tenant.vectors");
     assert_int_equal(failures, 0);
 }
 
@@ -203,7 +203,7 @@ void test_master_key_accept(void **state) {
                 c.equal_hex(pt.hex(), str(v, "plaintext_hex"), "keyring plaintext");
             cachekit_keyring_free(ring);
         }
-    });
+    }, "master_key_input.accept_vectors");
     assert_int_equal(failures, 0);
 }
 
@@ -229,7 +229,7 @@ void test_master_key_reject(void **state) {
             c.code(rc, CACHEKIT_EINVAL, "cachekit_keyring_new(previous)");
             cachekit_keyring_free(ring);
         }
-    });
+    }, "master_key_input.reject_vectors");
     assert_int_equal(failures, 0);
 }
 
@@ -246,7 +246,7 @@ void test_master_key_raw_reject(void **state) {
                "cachekit_keyring_new_raw");
         c.expect(ring == nullptr, "cachekit_keyring_new_raw left a keyring");
         cachekit_keyring_free(ring);
-    });
+    }, "master_key_input.raw_reject_vectors");
     assert_int_equal(failures, 0);
 }
 
@@ -390,7 +390,7 @@ void test_decrypted_container(void **state) {
         } else {
             c.add("reader " + reader + " is not one this test knows");
         }
-    });
+    }, "decrypted_container.vectors");
     assert_int_equal(failures, 0);
 }
 
@@ -424,7 +424,7 @@ void test_keyring_configuration(void **state) {
         if (accept) c.ok(rc, "cachekit_cache_new");
         else if (c.code(rc, CACHEKIT_EINVAL, "cachekit_cache_new")) c.note(std::string("InvalidArgument: ") + cachekit_error_last_message());
         cachekit_cache_free(cache);
-    });
+    }, "keyring.configuration.vectors");
     assert_int_equal(failures, 0);
 }
 
