@@ -131,7 +131,7 @@ std::string Cache::storage_key(std::string_view key) const {
 }
 
 std::string_view Cache::aad_key(std::string_view key, std::string &scratch) const {
-    if (!config_.keyring || config_.key_prefix.empty() || config_.value.format == Format::Interop) return key;
+    if (!config_.keyring || config_.key_prefix.empty()) return key;
     scratch = storage_key(key);
     return scratch;
 }

@@ -185,9 +185,11 @@ private:
     // failed and was degraded (counted); rethrows when fail-closed.
     bool backend_call(metrics::NamespaceMetrics &m, const std::function<void()> &call);
     std::string storage_key(std::string_view key) const;
-    // The key an encrypted auto-mode entry's AAD binds: the logical key, key_prefix
-    // included (protocol change of 2026-10; what cachekit-py 0.24 binds). Interop keeps
-    // the bare key. `scratch` holds the prefixed form when one is needed.
+    // The key an encrypted entry's AAD binds: the key it is stored under, key_prefix
+    // included, in both formats (protocol change of 2026-10: cachekit-py 0.24 binds it
+    // in auto mode, cachekit-rs 0.10+ under a client .namespace(); encryption.json's
+    // aad_key_with_prefix_sealed_without). Without a prefix that is the bare key, as
+    // interop/v1 wants. `scratch` holds the prefixed form when one is needed.
     std::string_view aad_key(std::string_view key, std::string &scratch) const;
     l2::Deadline deadline() const { return l2::Deadline::after(config_.l2_timeout); }
     std::mutex &stripe(uint64_t key_hash) { return stripes_[key_hash % stripes_.size()]; }

@@ -5,7 +5,10 @@
 //  - with encryption the stored bytes are nonce || ciphertext || tag and
 //    decrypt with the 4-component AAD cachekit_crypto_aad(tenant, key,
 //    "msgpack", 0, NULL) + cachekit_keyring_decrypt; other AADs fail;
-//  - entries other SDKs write in that form are read back.
+//  - entries other SDKs write in that form are read back;
+//  - under a key_prefix the AAD binds key_prefix + key (cachekit-rs 0.10+ under a
+//    client .namespace()), and an entry sealed over the bare key is refused, never
+//    retried (encryption.json aad_key_with_prefix_sealed_without's rule).
 #include "cache_test_util.hpp"
 
 namespace {
@@ -148,6 +151,53 @@ void check_encrypted_interop(const char *tenant) {
 void test_encrypted_interop_default_tenant(void **) { check_encrypted_interop(nullptr); }
 void test_encrypted_interop_named_tenant(void **) { check_encrypted_interop("acme"); }
 
+
+// cachekit-rs 0.13.1's client .namespace("app") stores "app:{key}" and seals its
+// plain MessagePack with the 4-component AAD over "app:{key}"; our interop cache with
+// key_prefix "app:" must write and read exactly that.
+void test_encrypted_interop_under_a_prefix(void **) {
+    if (!cachekit_crypto_available()) skip();
+    Fixture f = open_fixture(true, nullptr, "app:");
+    const std::string key = "user:1";
+    const std::string storage = "app:" + key;
+    CT_OK(cachekit_cache_put(f.cache, "app", key.data(), key.size(), kPayload.data(), kPayload.size(), 60));
+    Buf raw;
+    CT_OK(cachekit_backend_get(f.backend, raw.get(), storage.data(), storage.size()));
+    const std::string stored = raw.str();
+
+    ct::KeyringHandle ring_owner = ct::new_keyring(ct::kMasterKeyHex);
+    cachekit_keyring *ring = ring_owner.get();
+    Buf aad, plain;
+    CT_OK(cachekit_crypto_aad(aad.get(), nullptr, storage.c_str(), "msgpack", 0, nullptr));
+    CT_OK(cachekit_keyring_decrypt(ring, plain.get(), nullptr, nullptr, nullptr, aad.b.ptr, aad.b.size, stored.data(),
+                                   stored.size()));
+    assert_true(plain.str() == kPayload);
+    Buf bare;  // the pre-2026-10 binding: no longer what we write
+    CT_OK(cachekit_crypto_aad(bare.get(), nullptr, key.c_str(), "msgpack", 0, nullptr));
+    CT_EXPECT(CACHEKIT_EAUTH, cachekit_keyring_decrypt(ring, plain.get(), nullptr, nullptr, nullptr, bare.b.ptr,
+                                                       bare.b.size, stored.data(), stored.size()));
+
+    // Sealed elsewhere over the prefixed key: read back.
+    const std::string other = "user:2", other_storage = "app:" + other;
+    const std::string value = ct::mp_str("sealed by cachekit-rs");
+    Buf sealed;
+    CT_OK(cachekit_crypto_aad(aad.get(), nullptr, other_storage.c_str(), "msgpack", 0, nullptr));
+    CT_OK(cachekit_keyring_encrypt(ring, sealed.get(), nullptr, aad.b.ptr, aad.b.size, value.data(), value.size()));
+    CT_OK(cachekit_backend_set(f.backend, other_storage.data(), other_storage.size(), sealed.b.ptr, sealed.b.size, 0));
+    Buf out;
+    CT_OK(cachekit_cache_get(f.cache, out.get(), nullptr, "app", other.data(), other.size()));
+    assert_true(out.str() == value);
+
+    // Sealed over the bare key but stored under the prefix: refused, not retried stripped.
+    const std::string stripped = "user:3", stripped_storage = "app:" + stripped;
+    CT_OK(cachekit_crypto_aad(bare.get(), nullptr, stripped.c_str(), "msgpack", 0, nullptr));
+    CT_OK(cachekit_keyring_encrypt(ring, sealed.get(), nullptr, bare.b.ptr, bare.b.size, value.data(), value.size()));
+    CT_OK(cachekit_backend_set(f.backend, stripped_storage.data(), stripped_storage.size(), sealed.b.ptr, sealed.b.size,
+                               0));
+    CT_EXPECT(CACHEKIT_ENOTFOUND, cachekit_cache_get(f.cache, out.get(), nullptr, "app", stripped.data(), stripped.size()));
+    assert_int_equal(ct::stats_of(f.cache, "app").tampered, 1);
+}
+
 }  // namespace
 
 int main() {
@@ -155,6 +205,7 @@ int main() {
         cmocka_unit_test(test_plain_interop_stores_the_payload),
         cmocka_unit_test(test_encrypted_interop_default_tenant),
         cmocka_unit_test(test_encrypted_interop_named_tenant),
+        cmocka_unit_test(test_encrypted_interop_under_a_prefix),
     };
     return cmocka_run_group_tests_name("cache_interop", tests, nullptr, nullptr);
 }

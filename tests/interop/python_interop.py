@@ -350,6 +350,30 @@ class Runner:
                        "served, and the TTL reset to 100 s" if refreshed else "served, the TTL left alone",
                        {"got": got, "pttl": pttl})
 
+    def padded_header(self) -> None:
+        """CK v3 frames whose JSON header ends in ASCII spaces (counted in HDR_LEN), as
+        cachekit 0.24's SerializationWrapper.wrap_prefix(align=...) writes them. 0.24.1 pads
+        only its uncompressed plaintext Arrow frames (to a 64-byte body boundary), a
+        serializer neither side exchanges with the other, so each writer's frames are padded
+        here the same way before the other side reads them: it must be served them."""
+        base = {"backend": {"redis": self.url}, "function": "echo", "namespace": "padded"}
+        jobs = {"integrity on": {"ttl": 300}, "integrity off": {"ttl": 300, "integrity_checking": False},
+                "encrypted": {"ttl": 300, "encryption": True, "master_key": K1}}
+        for kind, options in jobs.items():
+            job = {**base, "options": options, "ref_options": SINGLE_TENANT if "encryption" in options else {}}
+            for writer, reader in (("ref", "ours"), ("ours", "ref")):
+                name = f"padded CK v3 header, {kind} [{writer} writes, header padded, {reader} reads]"
+                self.redis("FLUSHALL")
+                cases = ["int", "nested", "str"]
+                wrote = self.side(writer, {**job, "cases": cases})
+                padded = [pad_frame_header(self.redis, k) for k in self.redis.keys()]
+                self.check(name, len(padded) == len(cases) and all(padded),
+                           "every stored frame padded to a 64-byte payload offset", padded)
+                got = self.side(reader, {**job, "cases": cases})
+                for w, g in zip(wrote, got):
+                    self.check(name, "error" not in g and not g["ran"] and g["value"] == w["value"],
+                               f"{w['case']}: served the {writer} side's value", g)
+
     def aad_bytes(self, job: dict, env: dict) -> None:
         """Which AAD the reference's entry carries, by the bytes: open its ciphertext with the
         `cachekit codec` tool under the prefixed (2026-10) and the bare cache key."""
@@ -378,6 +402,20 @@ class Runner:
         r = subprocess.run([self.tool, "codec"], input="".join(json.dumps(q) + "\n" for q in reqs),
                            capture_output=True, text=True, env=self.ours_env, timeout=60)
         return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def pad_frame_header(redis: Redis, key: bytes, align: int = 64) -> int:
+    """Rewrites the CK v3 frame under `key` with its JSON header followed by ASCII spaces
+    (counted in HDR_LEN) until the payload starts at a multiple of `align`, keeping the
+    TTL; returns the spaces added (0: not a frame)."""
+    raw = redis("GET", key)
+    if not raw or raw[:3] != b"CK\x03":
+        return 0
+    hlen = int.from_bytes(raw[3:7], "big")
+    pad = -(7 + hlen) % align or align  # always some: an aligned header still gains a block
+    header = raw[7:7 + hlen] + b" " * pad
+    redis("SET", key, raw[:3] + len(header).to_bytes(4, "big") + header + raw[7 + hlen:], "KEEPTTL")
+    return pad
 
 
 def build_ours(build_dir: str, source_root: str, work: str) -> dict:
@@ -431,7 +469,7 @@ def main() -> int:
     def scenarios(runner: Runner, tmp: str) -> None:
         for name in a.scenarios or ["auto_mode", "value_types", "encryption", "ttl", "invalidation", "interop_mode",
                                     "file_backend", "file_eviction", "zero_config", "user_backend",
-                                    "key_registry", "custom_key", "refresh_ttl"]:
+                                    "key_registry", "custom_key", "refresh_ttl", "padded_header"]:
             getattr(runner, name)()
 
     tool = os.path.join(a.build_dir, "tools", "cachekit")

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Live interop of our Python wrapper's interop mode with cachekit-rs 0.9.0's
-`#[cachekit(interop = ..., namespace = ...)]` functions (meson suite `interop`).
+"""Live interop of our Python wrapper's interop mode with cachekit-rs 0.13.1's
+`#[cachekit(interop = ..., namespace = ...)]` functions, and of its namespaced entries
+(`cachekit.CoreCache` under key_prefix "rsapp:") with a cachekit-rs client built with
+`.namespace("rsapp")` (meson suite `interop`).
 
 Ours: Debian's python3 with the build tree's wrapper, as python_interop.py runs it.
 Theirs: tests/interop/rust's program (`side` subcommand, src/py_side.rs), built by
@@ -21,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import pyvenv  # noqa: E402
 from python_interop import K1, Runner, build_ours, run_with_redis  # noqa: E402
-from rs_scenarios import run_pair  # noqa: E402
+from rs_scenarios import run_namespaced_pair, run_pair  # noqa: E402
 
 
 class RustRunner(Runner):
@@ -45,6 +47,7 @@ class RustRunner(Runner):
 
     def scenarios(self) -> None:
         run_pair(self, f"python <-> {self.PEER}", "rs", "ours", {"redis": self.url}, K1, options={"ttl": 300})
+        run_namespaced_pair(self, f"python <-> {self.PEER}", "rs", "ours", {"redis": self.url}, K1)
 
 
 def build_rust_interop(build_dir: str, target_dir: str) -> str:

@@ -4,7 +4,7 @@
 Go: tests/interop/go_rust/peer (cachekit.Wrap1 / Wrap3). Rust: tests/interop/rust's
 program, built by tests/interop/rust/run --build-only into the `interop_rust` test's
 cargo target dir (so cachekit-rs is compiled once per build tree): its `side`
-subcommand is cachekit-rs 0.9.0's #[cachekit(interop = ...)] functions
+subcommand is cachekit-rs 0.13.1's #[cachekit(interop = ...)] functions
 (src/py_side.rs), its `ours-side` subcommand our wrapper's #[cached] ones
 (tests/interop/rust_python/src/ours_side.rs, the interop-rust-python suite's side too).
 Both Rust sides take the same job and print the same line, and so does the Go peer.
@@ -14,7 +14,10 @@ without running its function), then the key lists the two writers left compared
 byte for byte:
 - Redis: Go <-> cachekit-rs and Go <-> our Rust, plain and encrypted (cachekit-rs's
   `secure` with the same master key, tenant "default"; ours with a tenant of its own);
-- the file backend (one directory): Go <-> our Rust, plain and encrypted.
+- the file backend (one directory): Go <-> our Rust, plain and encrypted;
+- in each, the namespaced entries (rs_scenarios.run_namespaced_pair): Go's Cache.Get /
+  Set behind KeyPrefix "rsapp:" against cachekit-rs's `.namespace("rsapp")` client
+  and our Rust Cache behind the same key_prefix.
 
 Exit 77 (skipped, saying why) when the Go module proxy or crates.io cannot be
 reached, when CACHEKIT_INTEROP_RUST=0, or without redis-server.
@@ -37,7 +40,7 @@ import pyvenv  # noqa: E402
 from gopeer import build_peer  # noqa: E402
 from python_interop import Runner, run_with_redis  # noqa: E402
 from python_rust_interop import build_rust_interop  # noqa: E402
-from rs_scenarios import FUNCTIONS, run_pair  # noqa: E402
+from rs_scenarios import FUNCTIONS, run_namespaced_pair, run_pair  # noqa: E402
 
 MASTER_KEY = "6c" * 32
 OURS_TENANT = "go-rust"
@@ -77,6 +80,7 @@ class GoRustRunner(Runner):
 
     def pair(self, label: str, a: str, b: str, backend: dict, tenant: str | None) -> None:
         run_pair(self, label, a, b, backend, MASTER_KEY, tenant=tenant, functions=GO_FUNCTIONS, keyless=True)
+        run_namespaced_pair(self, label, a, b, backend, MASTER_KEY, tenant=tenant, keyless=True)
 
     def scenarios(self, file_dir: str) -> None:
         redis = {"redis": self.url}

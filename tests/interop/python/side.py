@@ -13,6 +13,9 @@ Job: {"side": "ours"|"ref", "backend": {"redis": url} | {"file": dir[, "max_entr
       "action": "call" | "invalidate" | "invalidate_all", "interop": operation or null, "namespace": ns,
       "key": a KEY_FUNCTIONS name (key=) or absent}
 typed_value's answers keep each part's Python type (typed()), so the runner sees what an L2 hit restored.
+Function "kv" (ours only; rs_scenarios.py's namespaced entries): each case is a key behind
+key_prefix "{namespace}:" in the interop format (cachekit-rs's client .namespace() layout),
+read through cachekit.CoreCache and, on a miss, rs_answer("kv") stored under it.
 """
 from __future__ import annotations
 
@@ -197,7 +200,34 @@ def typed(v):
 KEY_FUNCTIONS = {"first": lambda *args, **kwargs: f"k:{args[0]}"}
 
 
+def namespaced_entries() -> None:
+    """Function "kv": get each key; on a miss compute rs_answer("kv") and put it."""
+    opts, ns = JOB.get("options", {}), JOB["namespace"]
+    b = JOB["backend"]
+    core = cachekit.CoreCache(backend_url=b["redis"] if "redis" in b else "file://" + b["file"], interop=True,
+                              key_prefix=ns + ":", encryption=bool(opts.get("encryption")),
+                              master_key=opts.get("master_key"), tenant=opts.get("tenant"), l1=False,
+                              fail_closed=True)
+    out = []
+    for key in JOB["cases"]:
+        before = len(RAN)
+        try:
+            found, _ = core.get(ns.encode(), key.encode())
+            if found is not None:
+                value = cachekit.decode_interop_value(found)
+            else:
+                value = rs_answer("kv")
+                core.put(ns.encode(), key.encode(), cachekit.encode_interop_value(value), 600)
+            out.append({"case": key, "ran": len(RAN) > before, "value": jsonable(value)})
+        except Exception as exc:  # reported, compared by the runner
+            out.append({"case": key, "error": f"{type(exc).__name__}: {exc}"})
+    print(json.dumps({"side": SIDE, "package": cachekit.__file__, "results": out}))
+
+
 def main() -> None:
+    if JOB["function"] == "kv":
+        namespaced_entries()
+        return
     opts = dict(JOB.get("options", {}))
     if JOB.get("key"):
         opts["key"] = KEY_FUNCTIONS[JOB["key"]]

@@ -6,14 +6,17 @@
 //
 // The job is the one py_side.rs takes: backend.redis or backend.file (a
 // directory), namespace, function ("one": one argument of any interop
-// kind; "three": int64, string, float64), options.encryption,
-// options.master_key, options.tenant, cases. It prints one JSON line: per
-// case, whether this process ran the function body and the value it got.
+// kind; "three": int64, string, float64; "kv": each case a key behind
+// KeyPrefix "{namespace}:", cachekit-rs's client .namespace() layout, got and
+// on a miss computed and set), options.encryption, options.master_key,
+// options.tenant, cases. It prints one JSON line: per case, whether this
+// process ran the function body and the value it got.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -95,6 +98,9 @@ func main() {
 	if j.Options.Encryption {
 		opts.Encryption, opts.MasterKeyHex, opts.Tenant = true, j.Options.MasterKey, j.Options.Tenant
 	}
+	if j.Function == "kv" {
+		opts.KeyPrefix = j.Namespace + ":"
+	}
 	ctx := context.Background()
 	c, err := cachekit.New(ctx, opts)
 	if err != nil {
@@ -121,6 +127,8 @@ func main() {
 			v, err = one(ctx, a)
 		case "three": // "defaults": Python binds c=2.5; "all": passed explicitly
 			v, err = three(ctx, 1, "x", map[string]float64{"defaults": 2.5, "all": 0.25}[cs])
+		case "kv":
+			v, err = getOrSet(ctx, c, j.Namespace, cs)
 		default:
 			fail(fmt.Errorf("unknown function %q", j.Function))
 		}
@@ -132,6 +140,24 @@ func main() {
 	}
 	line, _ := json.Marshal(map[string]any{"side": "go", "results": results})
 	fmt.Println(string(line))
+}
+
+// getOrSet is the namespaced entry under key, or (a miss) the computed one, set.
+func getOrSet(ctx context.Context, c *cachekit.Cache, ns, key string) (Answer, error) {
+	var v Answer
+	found, err := c.Get(ctx, ns, key)
+	if err == nil {
+		return v, cachekit.DecodeValue(found, &v)
+	}
+	if !errors.Is(err, cachekit.ErrNotFound) {
+		return v, err
+	}
+	v = answer("kv")
+	stored, err := cachekit.EncodeValue(v)
+	if err != nil {
+		return v, err
+	}
+	return v, c.Set(ctx, ns, key, stored, 10*time.Minute)
 }
 
 func fail(err error) {

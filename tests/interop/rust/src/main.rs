@@ -1,7 +1,10 @@
-//! Values written by our `#[cached]` read by cachekit-rs 0.9.0's `#[cachekit]`, and
+//! Values written by our `#[cached]` read by cachekit-rs 0.13.1's `#[cachekit]`, and
 //! the reverse, through one private Redis, plain and encrypted (their `secure`).
 //! Each side's function body counts its runs: a read of the other side's value
-//! must not run it. Exit 0 when every check passed, 1 otherwise; 77 (skipped)
+//! must not run it. Then namespaced entries: our `Cache::set` behind
+//! `key_prefix("rsapp:")` read by cachekit-rs's `get` on a `.namespace("rsapp")`
+//! client, and the reverse, plain and encrypted (since 0.10 the AAD binds the
+//! namespaced key). Exit 0 when every check passed, 1 otherwise; 77 (skipped)
 //! without redis-server.
 #[path = "../../rust_python/src/ours_side.rs"]
 mod ours_side;
@@ -16,6 +19,7 @@ use libcachekit::{cached, Cache};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 /// "61" x 32, as the C tests' encryption key.
 const MASTER_KEY_HEX: &str = "6161616161616161616161616161616161616161616161616161616161616161";
@@ -95,6 +99,52 @@ impl Checks {
     }
 }
 
+/// Namespaced entries both ways, plain and encrypted: cachekit-rs's client
+/// `.namespace("rsapp")` stores `get`/`set` keys as "rsapp:{key}", as our cache does
+/// under key_prefix "rsapp:".
+fn namespaced(checks: &mut Checks, rt: &tokio::runtime::Runtime, url: &str) {
+    let ttl = Duration::from_secs(600);
+    for secure in [false, true] {
+        let kind = if secure { "encrypted" } else { "plain" };
+        let mut ours = Cache::builder()
+            .backend_url(url)
+            .l1(false)
+            .fail_closed(true)
+            .key_prefix("rsapp:");
+        if secure {
+            ours = ours.encryption(MASTER_KEY_HEX);
+        }
+        let ours = ours.build().expect("our namespaced cache");
+        let theirs = rt.block_on(async {
+            let builder = if secure {
+                CacheKit::secure(url, MASTER_KEY_HEX).await
+            } else {
+                CacheKit::minimal(url).await
+            };
+            builder.unwrap().no_l1().namespace("rsapp").build().unwrap()
+        });
+        let key = format!("{kind}:ours");
+        let written = user(5, "ours");
+        ours.set("rsapp", &key, &written, Some(ttl)).expect("our set");
+        let got = rt.block_on(theirs.get::<User>(&key)).map_err(|e| e.to_string());
+        checks.check(
+            &format!("namespaced {kind}: ours -> cachekit-rs .namespace()"),
+            got == Ok(Some(written)),
+            got,
+        );
+        let key = format!("{kind}:theirs");
+        let written = user(6, "theirs");
+        rt.block_on(theirs.set_with_ttl(&key, &written, ttl))
+            .expect("cachekit-rs set");
+        let got = ours.get::<User>("rsapp", &key).map_err(|e| e.to_string());
+        checks.check(
+            &format!("namespaced {kind}: cachekit-rs .namespace() -> ours"),
+            got == Ok(Some(written)),
+            got,
+        );
+    }
+}
+
 fn main() {
     // `side '<json job>'`: one side of a Python <-> cachekit-rs scenario (py_side.rs).
     let args: Vec<String> = std::env::args().collect();
@@ -168,6 +218,8 @@ fn main() {
         .block_on(theirs_secure(&ck_secure, 4))
         .expect("cachekit-rs secure computes");
     checks.read_back("encrypted: cachekit-rs secure -> ours", || Ok(ours_secure(4)), &written);
+
+    namespaced(&mut checks, &rt, &url);
 
     drop(redis);
     println!("interop-rust: {} failed", checks.failed);

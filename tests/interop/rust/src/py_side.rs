@@ -1,4 +1,4 @@
-//! `libcachekit-interop-rust side '<json job>'`: cachekit-rs 0.9.0's side of the
+//! `libcachekit-interop-rust side '<json job>'`: cachekit-rs 0.13.1's side of the
 //! Python <-> Rust interop scenarios (tests/interop/python_rust_interop.py). The job is
 //! the one tests/interop/python/side.py takes; this side reads `backend.redis`,
 //! `function` (one | three | var), `namespace`, `interop`, `options.encryption`,
@@ -7,14 +7,18 @@
 //!
 //! The namespace and operation are literals in cachekit-rs's attribute, so the job's
 //! must be the ones below (rsplain, rsvault: side_job.rs checks); the argument cases
-//! mirror side.py's `CASES` / `RS_CASES`.
+//! mirror side.py's `CASES` / `RS_CASES`. Function `kv`: each case is a key of a
+//! client built with `.namespace(job.namespace)`, read with `get` and, on a miss,
+//! computed and stored with `set_with_ttl` (encrypted when the job has a key: since
+//! 0.10 a client with a key encrypts every value, the AAD binding the namespaced key).
 // The functions' arguments only key the entry: their bodies ignore them.
 #![allow(unused_variables)]
 
-use crate::side_job::{self, three_c, Answer, Job};
+use crate::side_job::{self, three_c, Answer, Job, KV, KV_NAMESPACE};
 use cachekit::interop::InteropValue;
 use cachekit::{CacheKit, CachekitError};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 fn answer(op: &str) -> Result<Answer, CachekitError> {
     Ok(side_job::answer(op))
@@ -84,7 +88,10 @@ fn one_arg(case: &str) -> Option<V> {
         "tuple" => V::Array(vec![int(1), int(2), s("b")]),
         "dict" => map(vec![("b", int(1)), ("a", V::Array(vec![int(2), int(3)]))]),
         "nested" => map(vec![
-            ("x", V::Array(vec![int(1), map(vec![("y", V::Array(vec![int(2), V::Float(3.5)]))])])),
+            (
+                "x",
+                V::Array(vec![int(1), map(vec![("y", V::Array(vec![int(2), V::Float(3.5)]))])]),
+            ),
             ("a", map(vec![("c", V::bytes(b"z".to_vec()))])),
         ]),
         // 2026-03-04T05:06:07.000890Z
@@ -100,12 +107,22 @@ async fn call(ck: &CacheKit, secure: bool, function: &str, case: &str) -> Result
     match (function, secure) {
         ("one", _) => {
             let a = one_arg(case).ok_or_else(|| format!("unknown case {case}"))?;
-            if secure { secure_one(ck, a).await } else { plain_one(ck, a).await }.map_err(e)
+            if secure {
+                secure_one(ck, a).await
+            } else {
+                plain_one(ck, a).await
+            }
+            .map_err(e)
         }
         ("three", _) => {
             let c = three_c(case).ok_or_else(|| format!("unknown case {case}"))?;
             let b = "x".to_string();
-            if secure { secure_three(ck, 1, b, c).await } else { plain_three(ck, 1, b, c).await }.map_err(e)
+            if secure {
+                secure_three(ck, 1, b, c).await
+            } else {
+                plain_three(ck, 1, b, c).await
+            }
+            .map_err(e)
         }
         ("var", _) => {
             let (args, kwargs) = match case {
@@ -113,10 +130,27 @@ async fn call(ck: &CacheKit, secure: bool, function: &str, case: &str) -> Result
                 "empty" => (vec![], BTreeMap::new()),
                 _ => return Err(format!("unknown case {case}")),
             };
-            if secure { secure_var(ck, args, kwargs).await } else { plain_var(ck, args, kwargs).await }.map_err(e)
+            if secure {
+                secure_var(ck, args, kwargs).await
+            } else {
+                plain_var(ck, args, kwargs).await
+            }
+            .map_err(e)
         }
         _ => Err(format!("unknown function {function}")),
     }
+}
+
+/// The namespaced entry under `key`, or (a miss) the computed one, stored.
+async fn get_or_set(ck: &CacheKit, key: &str) -> Result<Answer, String> {
+    if let Some(found) = ck.get::<Answer>(key).await.map_err(|e| e.to_string())? {
+        return Ok(found);
+    }
+    let value = side_job::answer(KV);
+    ck.set_with_ttl(key, &value, Duration::from_secs(600))
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(value)
 }
 
 /// Runs the job; Err for a job this side cannot run (bad JSON, namespace, client).
@@ -129,12 +163,23 @@ pub fn run(job: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let ck = rt.block_on(async {
         let builder = if job.secure {
-            let key = job.str("/options/master_key").ok_or("job: options.master_key missing")?;
+            let key = job
+                .str("/options/master_key")
+                .ok_or("job: options.master_key missing")?;
             CacheKit::secure(url, key).await
         } else {
             CacheKit::minimal(url).await
         };
-        builder.map_err(|e| e.to_string())?.no_l1().build().map_err(|e| e.to_string())
+        let builder = builder.map_err(|e| e.to_string())?.no_l1();
+        let builder = if job.function == KV {
+            builder.namespace(KV_NAMESPACE)
+        } else {
+            builder
+        };
+        builder.build().map_err(|e| e.to_string())
     })?;
+    if job.function == KV {
+        return job.run_cases("rs", |key| rt.block_on(get_or_set(&ck, key)));
+    }
     job.run_cases("rs", |case| rt.block_on(call(&ck, job.secure, &job.function, case)))
 }

@@ -49,6 +49,11 @@ pub fn three_c(case: &str) -> Option<f64> {
     }
 }
 
+/// The job function of the namespaced entries (rs_scenarios.py's run_namespaced_pair):
+/// each case is a key under the client namespace KV_NAMESPACE.
+pub const KV: &str = "kv";
+pub const KV_NAMESPACE: &str = "rsapp";
+
 /// A job, checked against the functions' literal namespaces (rsplain plain, rsvault
 /// encrypted) and operation (the job's `function`).
 pub struct Job {
@@ -65,6 +70,16 @@ impl Job {
             .pointer("/options/encryption")
             .and_then(Json::as_bool)
             .unwrap_or(false);
+        if function == KV {
+            // Namespaced entries: the client namespace is the job's, no interop operation.
+            if str_at(&json, "/namespace") != Some(KV_NAMESPACE) || !json.pointer("/interop").is_none_or(Json::is_null)
+            {
+                return Err(format!(
+                    "job: kv entries are under namespace {KV_NAMESPACE}, interop null"
+                ));
+            }
+            return Ok(Job { json, function, secure });
+        }
         let namespace = if secure { "rsvault" } else { "rsplain" };
         if str_at(&json, "/namespace") != Some(namespace) || str_at(&json, "/interop") != Some(&function) {
             return Err(format!(
