@@ -5,7 +5,9 @@
 // write with integrity on (standard_serializer_default) and off
 // (standard_serializer_integrity_off), and an interop write
 // (interop_key_aad). The read path: a decrypted interop document followed by
-// stray bytes, one or several, is refused.
+// stray bytes, one or several, is refused, and a decrypted auto-mode entry
+// is read in the container the cache is configured for, never sniffed
+// (ENC-2, ENC-3).
 #include "conformance_support.hpp"
 
 #include <csetjmp>
@@ -164,6 +166,82 @@ void test_decrypted_interop_reads_refuse_stray_bytes(void **) {
     }
 }
 
+// The legacy integer-array form of a bin-form envelope (same fields).
+Bytes legacy_form(const Buf &bin_envelope) {
+    Bytes e = bin_envelope.bytes();
+    assert_true(e.size() > 3 && e[0] == 0x94 && e[1] == 0xc4);
+    const size_t n = e[2];
+    Bytes out = {0x94};
+    if (n < 16) out.push_back(uint8_t(0x90 | n));
+    else out.insert(out.end(), {0xdc, 0x00, uint8_t(n)});
+    for (size_t i = 0; i < n; ++i) {
+        if (e[3 + i] > 0x7f) out.push_back(0xcc);
+        out.push_back(e[3 + i]);
+    }
+    out.insert(out.end(), e.begin() + std::ptrdiff_t(3 + n), e.end());
+    return out;
+}
+
+// ENC-2, ENC-3: after a decrypt the container is the one the reader is
+// configured for, never sniffed, and a parse failure is a miss, not a
+// fallback to the other container.
+void test_the_decrypted_container_is_chosen_by_configuration(void **) {
+    if (!cachekit_crypto_available()) skip();
+    const std::string master = str(ENC, "master_key_hex"), tenant = str(ENC, "tenant_id"), key = "test:container";
+    const Bytes doc = {0x81, 0xa1, 'a', 0x01};  // {"a": 1}
+    Buf bin_envelope;
+    assert_int_equal(cachekit_envelope_wrap(bin_envelope.p(), doc.data(), doc.size(), "msgpack"), CACHEKIT_OK);
+    const Bytes envelope = bin_envelope.bytes(), legacy = legacy_form(bin_envelope), json = text_bytes("{\"a\": 1}");
+    struct Case {
+        const char *what;
+        bool integrity;
+        Bytes plaintext;
+        bool served;
+        Bytes value;
+    } cases[] = {
+        {"envelope reader, bin envelope", true, envelope, true, doc},
+        {"envelope reader, legacy envelope", true, legacy, true, doc},
+        {"envelope reader, plain MessagePack", true, doc, false, {}},
+        {"envelope reader, JSON", true, json, false, {}},
+        {"plain reader, plain MessagePack", false, doc, true, doc},
+        {"plain reader, an envelope (a value, not unwrapped)", false, envelope, true, envelope},
+        {"plain reader, JSON", false, json, false, {}},
+    };
+    cachekit_derived_keys keys;
+    Checks dc;
+    assert_true(derive(dc, master, tenant, keys));
+    const unsigned char nonce[CACHEKIT_NONCE_SIZE] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    int wrong = 0;
+    for (const Case &k : cases) {
+        EncryptingCache ec(CACHEKIT_FORMAT_AUTO, k.integrity, false, master, tenant);
+        // A real write gives the frame header; its payload is replaced by
+        // the case's plaintext, sealed under the AAD this reader builds.
+        assert_int_equal(cachekit_cache_put(ec.cache, "test", key.data(), key.size(), doc.data(), doc.size(), 60.0),
+                         CACHEKIT_OK);
+        Bytes frame = ec.stored(key);
+        Buf s, m, aad, sealed, out;
+        size_t off = 0;
+        assert_int_equal(cachekit_frame_decode(s.p(), m.p(), &off, frame.data(), frame.size()), CACHEKIT_OK);
+        assert_int_equal(cachekit_crypto_aad(aad.p(), tenant.c_str(), key.c_str(), "msgpack", k.integrity, "msgpack"),
+                         CACHEKIT_OK);
+        assert_int_equal(cachekit_crypto_encrypt(sealed.p(), keys.encryption, aad.b.ptr, aad.b.size, k.plaintext.data(),
+                                                 k.plaintext.size(), nonce),
+                         CACHEKIT_OK);
+        Bytes planted(frame.begin(), frame.begin() + std::ptrdiff_t(off));
+        Bytes body = sealed.bytes();
+        planted.insert(planted.end(), body.begin(), body.end());
+        assert_int_equal(cachekit_backend_set(ec.backend, key.data(), key.size(), planted.data(), planted.size(), 0.0),
+                         CACHEKIT_OK);
+        int rc = cachekit_cache_get(ec.cache, out.p(), nullptr, "test", key.data(), key.size());
+        const bool ok = k.served ? rc == CACHEKIT_OK && out.bytes() == k.value : rc == CACHEKIT_ENOTFOUND;
+        if (!ok) {
+            print_error("%s: %s%s\n", k.what, cachekit_error_name(rc), rc == CACHEKIT_OK ? (" " + out.hex()).c_str() : "");
+            ++wrong;
+        }
+    }
+    assert_int_equal(wrong, 0);
+}
+
 }  // namespace
 
 int main(void) {
@@ -173,6 +251,7 @@ int main(void) {
         cmocka_unit_test(test_auto_writes_seal_under_the_reference_aad),
         cmocka_unit_test(test_interop_writes_seal_under_the_reference_aad),
         cmocka_unit_test(test_decrypted_interop_reads_refuse_stray_bytes),
+        cmocka_unit_test(test_the_decrypted_container_is_chosen_by_configuration),
     };
     int rc = cmocka_run_group_tests_name("requirements: encrypted write and read paths", tests, nullptr, nullptr);
     R_enc.summary();
