@@ -177,11 +177,12 @@ def render(data: dict) -> str:
                "`python3 tests/conformance/coverage_table.py --write`. The meson test "
                "conformance_requirement_coverage fails when this section differs. -->")
     out += ["",
-            "The protocol gives every MUST and MUST NOT of its spec files an id and reports, SDK by SDK, which "
-            "ids the SDK's vendored vectors reach (cachekit-io/protocol, `conformance/requirements.json` and "
-            f"`conformance/coverage.md`, read at `{commit[:7]}`). This is libcachekit's row: for each id our "
-            "status, the tests of this repository that reach it, and why where it is not covered. The "
-            "requirements' text stays in the protocol repository; the notes are ours.",
+            "The protocol gives every MUST and MUST NOT of its spec files an id (cachekit-io/protocol, "
+            "`conformance/requirements.json`) and reports, SDK by SDK, which ids the SDK's vendored vectors reach "
+            f"(`conformance/coverage.md`; the ids, their vectors and the other SDKs' statuses here are as it gives "
+            f"them at `{commit[:7]}`). This is libcachekit's row: for each id our status, the tests of this "
+            "repository that reach it, and why where it is not covered. The requirements' text stays in the "
+            "protocol repository; the notes are ours.",
             "",
             "The statuses are the report's, with our tests in the place of its vendored vectors:",
             "",

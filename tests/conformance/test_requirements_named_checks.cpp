@@ -1,8 +1,9 @@
 // Which check refused a malformed input, where every check gives one error
-// code (requirement_coverage.json, WIRE-8, WIRE-9, WIRE-22): the frame parser
-// must refuse each python-frame.json error row by the check its rejected_by
-// names, seen in the error message, not by a later check that happens to
-// catch it too; the envelope's pre-scan, not its typed decode, must refuse
+// code (requirement_coverage.json, WIRE-8, WIRE-9, WIRE-21, WIRE-22, IOP-19):
+// the frame parser must refuse each python-frame.json error row by the check
+// its rejected_by names, seen in the error message, not by a later check that
+// happens to catch it too, and an interop reader a CK frame by its trailing
+// bytes; the envelope's pre-scan, not its typed decode, must refuse
 // reject_envelope_slots_overclaim; and each payload_reject_vectors row,
 // a sound envelope, must be refused by the guard on the payload it unwraps.
 #include "conformance_support.hpp"
@@ -40,7 +41,12 @@ void test_frame_rows_are_refused_by_their_own_check(void **) {
     };
     int failures = run_category(R_frame, FRAME, "error_vectors", [&](const Json &v, Checks &c) {
         if (!v.contains("rejected_by")) {
-            c.covered_elsewhere("not a frame-parser row (test_python_frame.cpp reads it)");
+            // A frame given to an interop reader: refused as one document
+            // with bytes after it, not as a truncated or malformed one.
+            Bytes frame = from_hex(str(v, "frame_hex"));
+            c.code(cachekit_msgpack_check(frame.data(), frame.size(), 0), CACHEKIT_ETRAILING,
+                   "cachekit_msgpack_check (the interop reader's one-document check)");
+            c.note("trailing bytes");
             return;
         }
         if (str(v, "name") == kKnownDeviation) {
