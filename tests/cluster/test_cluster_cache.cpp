@@ -159,9 +159,10 @@ void test_wrong_password(void **) {
 
 constexpr const char *kPrefix = "coh:";
 
-cachekit_cache *coherent_cache(bool l1, const char *mode) {
+// `more`: further URL options ("&name=value...").
+cachekit_cache *coherent_cache(bool l1, const char *mode, const char *more = "") {
     static std::string url;  // the options borrow it until cachekit_cache_new returns
-    url = g_url + "?l1_coherence=" + mode;
+    url = g_url + "?l1_coherence=" + mode + more;
     cachekit_cache_options opts;
     assert_int_equal(cachekit_cache_options_init(&opts, sizeof opts), CACHEKIT_OK);
     opts.backend_url = url.c_str();
@@ -344,6 +345,24 @@ void test_coherence_killed_feed_flushes(void **) {
     set = g_cluster->command(owner, {"SET", stored, form3});
     assert_true(eventually_reads(a, "{u}k", v3));
     cachekit_cache_free(w);
+    cachekit_cache_free(a);
+}
+
+// A slot-map refresh that finds nothing new leaves the L1 alone: the feeds
+// follow every refresh, and each used to say live() again, which flushes.
+void test_coherence_refresh_keeps_l1(void **) {
+    cachekit_cache *a = coherent_cache(true, "tracking", "&refresh_ms=100");
+    wait_live(a);
+    const std::string v = mp("kept");
+    put(a, "{q}k", v);
+    read_into_l1(a, "{q}k", v);
+    const long long flushes = series(a, "cachekit_l1_coherence_flushes_total");
+    const long long refreshes = series(a, "cachekit_redis_cluster_topology_refreshes_total");
+    assert_true(eventually([&] { return series(a, "cachekit_redis_cluster_topology_refreshes_total") >= refreshes + 3; }));
+    assert_int_equal(series(a, "cachekit_l1_coherence_flushes_total"), flushes);
+    Read r = read(a, "{q}k");
+    assert_true(r.rc == CACHEKIT_OK && r.value == v);
+    assert_int_equal(r.source, CACHEKIT_SOURCE_L1);
     cachekit_cache_free(a);
 }
 
@@ -601,6 +620,7 @@ int main() {
         cmocka_unit_test(test_coherence_raw_write_on_another_node),
         cmocka_unit_test(test_coherence_killed_feed_flushes),
         cmocka_unit_test(test_cluster_metrics),
+        cmocka_unit_test(test_coherence_refresh_keeps_l1),
         cmocka_unit_test(test_coherence_during_live_reshard),  // changes the cluster: last
     };
     return cmocka_run_group_tests(tests, setup, teardown);
