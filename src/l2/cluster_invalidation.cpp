@@ -82,6 +82,7 @@ public:
                     // Writes on this node were unwatched until now: shut and flush the L1.
                     std::lock_guard gate(gate_mu_);
                     live_[name] = false;
+                    open_ = false;
                     request_.handler->suspend();
                 }
                 try {
@@ -116,6 +117,7 @@ private:
         void suspend() noexcept override {
             std::lock_guard gate(owner.gate_mu_);
             if (auto it = owner.live_.find(name); it != owner.live_.end()) it->second = false;
+            owner.open_ = false;
             owner.request_.handler->suspend();
         }
         void live() noexcept override {
@@ -134,11 +136,15 @@ private:
         std::unique_ptr<InvalidationFeed> feed;  // last: stopped first
     };
 
+    // live() only on the way from shut to open: it flushes the L1, and
+    // follow() comes here after every slot-map refresh (refresh_ms), which
+    // must not empty an L1 that nothing made stale.
     void open_if_all_live() noexcept {
         std::lock_guard gate(gate_mu_);
-        if (live_.empty()) return;
+        if (open_ || live_.empty()) return;
         for (const auto &[name, on] : live_)
             if (!on) return;
+        open_ = true;
         request_.handler->live();
     }
 
@@ -150,6 +156,7 @@ private:
     std::map<std::string, std::unique_ptr<Member>> members_;
     std::mutex gate_mu_;
     std::map<std::string, bool> live_;  // by node name: its feed is subscribed
+    bool open_ = false;                 // under gate_mu_: live() said, no suspend() since
 };
 
 std::unique_ptr<InvalidationFeed> ClusterFeeds::watch(const std::shared_ptr<ClusterFeeds> &self, const RedisConfig &node,

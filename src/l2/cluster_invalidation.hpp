@@ -1,8 +1,11 @@
 // L1 coherence on a Redis Cluster: one single-node invalidation feed
 // (redis_invalidation.hpp, its own connection with CLIENT TRACKING BCAST
-// redirected to itself) per primary, following the topology. The cache sees
-// one feed: live only while every primary's feed is subscribed, suspended
-// (its L1 flushed) the moment any is lost or a new primary appears.
+// redirected to itself) per watched node, following the topology: every
+// primary, and with read_from_replicas every replica too (a replica's own
+// tracking reports a write when the replica applies it, which the primary's
+// message, sent earlier, cannot). The cache sees one feed: live only while
+// every node's feed is subscribed, suspended (its L1 flushed) the moment
+// any is lost or a new node appears.
 // docs/redis.md, "L1 coherence" and "Redis Cluster".
 #pragma once
 
@@ -25,10 +28,11 @@ class ClusterFeed;
 // set of primaries. Shared with the feeds, so either may go first.
 class ClusterFeeds {
 public:
-    // nullptr when node.l1_coherence is Off. `primaries`: the current map's.
+    // nullptr when node.l1_coherence is Off. `primaries`: the current map's
+    // watched nodes (its primaries, plus its replicas when reads go there).
     std::unique_ptr<InvalidationFeed> watch(const std::shared_ptr<ClusterFeeds> &self, const RedisConfig &node,
                                             const WatchRequest &request, const std::vector<NodeAddress> &primaries);
-    // The primaries changed (a refresh, a MOVED to a new node): `primaries`
+    // The watched nodes changed (a refresh, a MOVED to a new node): `primaries`
     // is asked under the lock, so concurrent calls apply the newest last.
     // Never fails for want of a thread: such a primary stays not live (the
     // L1 shut) and its feed is tried again at the next call.

@@ -331,7 +331,8 @@ public:
 
     // L1 coherence: one invalidation feed per primary (cluster_invalidation.hpp).
     std::unique_ptr<InvalidationFeed> watch(const WatchRequest &request) override {
-        return feeds_->watch(feeds_, config_.node, request, primaries_of(*current_view(Deadline::after(config_.node.connect_timeout))));
+        return feeds_->watch(feeds_, config_.node, request,
+                             watched_nodes_of(*current_view(Deadline::after(config_.node.connect_timeout))));
     }
 
     // Redirects, retries, slot map refreshes, and every known node's breaker.
@@ -375,15 +376,25 @@ public:
     }
 
 private:
-    static std::vector<NodeAddress> primaries_of(const View &v) {
+    // The nodes whose reads can fill an L1, so the nodes whose changes the
+    // feeds must hear: every primary, and with read_from_replicas every
+    // replica too. A replica applies a write later than its primary; the
+    // primary's message alone would let a read of the replica, made after
+    // that message, pin the old value in L1. The replica's own tracking
+    // reports the write when the replica applies it, so such a fill is
+    // dropped then (docs/redis.md, "Reads from replicas and L1 coherence").
+    std::vector<NodeAddress> watched_nodes_of(const View &v) const {
         std::vector<NodeAddress> out;
         for (const NodePtr &p : v.primaries) out.push_back(p->address);
+        if (config_.read_from_replicas)
+            for (const auto &list : v.replicas)
+                for (const NodePtr &r : list) out.push_back(r->address);
         return out;
     }
 
-    // The feeds follow every new view's primaries.
+    // The feeds follow every new view's nodes.
     void view_changed() {
-        feeds_->follow([this] { return primaries_of(*view()); });
+        feeds_->follow([this] { return watched_nodes_of(*view()); });
     }
 
     // ---- routing -------------------------------------------------------
@@ -980,6 +991,20 @@ std::unique_ptr<Backend> open_redis_cluster(const ClusterConfig &config) {
     if (config.node.connect_timeout.count() <= 0 || config.node.command_timeout.count() <= 0)
         fail(CACHEKIT_EINVAL, "Redis Cluster config: the connect and command timeouts must be positive");
     if (config.refresh_interval.count() <= 0) fail(CACHEKIT_EINVAL, "Redis Cluster config: refresh interval must be positive");
+    // Reads from replicas keep an L1 coherent only through each replica's
+    // own CLIENT TRACKING (see watched_nodes_of): a pub/sub message is
+    // published once, by the writer, with no order against a replica's
+    // apply, so it cannot stop a replica read from pinning the old value.
+    if (config.read_from_replicas && config.node.l1_coherence == CoherenceMode::Pubsub)
+        fail(CACHEKIT_EINVAL, "Redis Cluster config: l1_coherence=pubsub cannot keep an L1 coherent with "
+                              "read_from_replicas=yes (a replica may apply a write after its message); use "
+                              "l1_coherence=tracking or auto, or read from primaries");
+    if (config.read_from_replicas && config.node.l1_coherence == CoherenceMode::Auto) {
+        // Never the pub/sub fallback here: a node without tracking keeps the L1 shut instead.
+        ClusterConfig tracked = config;
+        tracked.node.l1_coherence = CoherenceMode::Tracking;
+        return std::make_unique<ClusterBackend>(tracked);
+    }
     return std::make_unique<ClusterBackend>(config);
 }
 

@@ -4,9 +4,11 @@
 // namespace (SCAN + UNLINK on every primary), and clear. L1 coherence
 // (one invalidation feed per primary): a raw write through redis-cli -c on
 // another node reaches the cache's next read; one primary's feed killed
-// with CLIENT KILL flushes the L1 (no stale read); no stale read while a
-// live reshard moves the keys' slots. The cluster's counters and per-node
-// breakers in the metrics text.
+// with CLIENT KILL flushes the L1 (no stale read); a slot-map refresh
+// leaves the L1 alone; a replica held back (its link cut, reconnection
+// refused) gives the old value, which leaves the L1 once it catches up
+// (read_from_replicas); no stale read while a live reshard moves the keys'
+// slots. The cluster's counters and per-node breakers in the metrics text.
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -159,9 +161,10 @@ void test_wrong_password(void **) {
 
 constexpr const char *kPrefix = "coh:";
 
-cachekit_cache *coherent_cache(bool l1, const char *mode) {
+// `more`: further URL options ("&name=value...").
+cachekit_cache *coherent_cache(bool l1, const char *mode, const char *more = "") {
     static std::string url;  // the options borrow it until cachekit_cache_new returns
-    url = g_url + "?l1_coherence=" + mode;
+    url = g_url + "?l1_coherence=" + mode + more;
     cachekit_cache_options opts;
     assert_int_equal(cachekit_cache_options_init(&opts, sizeof opts), CACHEKIT_OK);
     opts.backend_url = url.c_str();
@@ -343,6 +346,111 @@ void test_coherence_killed_feed_flushes(void **) {
     read_into_l1(a, "{u}k", v2);
     set = g_cluster->command(owner, {"SET", stored, form3});
     assert_true(eventually_reads(a, "{u}k", v3));
+    cachekit_cache_free(w);
+    cachekit_cache_free(a);
+}
+
+// A slot-map refresh that finds nothing new leaves the L1 alone: the feeds
+// follow every refresh, and each used to say live() again, which flushes.
+void test_coherence_refresh_keeps_l1(void **) {
+    cachekit_cache *a = coherent_cache(true, "tracking", "&refresh_ms=100");
+    wait_live(a);
+    const std::string v = mp("kept");
+    put(a, "{q}k", v);
+    read_into_l1(a, "{q}k", v);
+    const long long flushes = series(a, "cachekit_l1_coherence_flushes_total");
+    const long long refreshes = series(a, "cachekit_redis_cluster_topology_refreshes_total");
+    assert_true(eventually([&] { return series(a, "cachekit_redis_cluster_topology_refreshes_total") >= refreshes + 3; }));
+    assert_int_equal(series(a, "cachekit_l1_coherence_flushes_total"), flushes);
+    Read r = read(a, "{q}k");
+    assert_true(r.rc == CACHEKIT_OK && r.value == v);
+    assert_int_equal(r.source, CACHEKIT_SOURCE_L1);
+    cachekit_cache_free(a);
+}
+
+// ---- A replica that lags its primary (issue 25) -------------------------
+
+// The replica of the primary on `primary_port`.
+int replica_of(int primary_port) {
+    const std::string id = g_cluster->id_of(primary_port);
+    for (const auto &n : g_cluster->nodes(primary_port))
+        if (!n.primary && !n.failed && n.primary_id == id) return n.port;
+    fail_msg("the primary on %d has no replica", primary_port);
+    return 0;
+}
+
+// GET on a replica itself (READONLY first, else it answers MOVED); "" when missing.
+std::string replica_get(int port, const std::string &key) {
+    timeval tv{2, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (c == nullptr || c->err) fail_msg("cannot connect to the replica on %d", port);
+    redisSetTimeout(c, tv);
+    freeReplyObject(redisCommand(c, "AUTH %s", kPassword));
+    freeReplyObject(redisCommand(c, "READONLY"));
+    auto *r = static_cast<redisReply *>(redisCommand(c, "GET %b", key.data(), key.size()));
+    if (r == nullptr) fail_msg("GET on the replica on %d: I/O error", port);
+    std::string value = r->type == REDIS_REPLY_STRING ? std::string(r->str, r->len) : std::string();
+    freeReplyObject(r);
+    redisFree(c);
+    return value;
+}
+
+bool replica_link_up(int port) {
+    auto info = g_cluster->command(port, {"INFO", "replication"});
+    return info && info->type == REDIS_REPLY_STRING &&
+           std::string(info->str, info->len).find("master_link_status:up") != std::string::npos;
+}
+
+// With read_from_replicas the write's message comes from the primary before
+// the replica has the write: a read made after that message, from the
+// replica, gets the old value. It must not stay in L1 once the replica has
+// caught up (the replica's own feed reports the write when it applies it).
+// The replica is held back for real: its replication link is cut (CLIENT
+// KILL TYPE master) and its reconnections refused (a wrong masterauth), so
+// it keeps answering reads with the old value; the right password lets it
+// reconnect and apply the write from the primary's backlog.
+void test_coherence_lagging_replica_read(void **) {
+    cachekit_cache *a = coherent_cache(true, "tracking", "&read_from_replicas=yes");
+    cachekit_cache *w = coherent_cache(false, "off");
+    wait_live(a);
+    const std::string v1 = mp("lag-1"), v2 = mp("lag-2");
+    put(w, "{r}scratch", v2);
+    put(w, "{r}k", v1);
+    const std::string stored = std::string(kPrefix) + "{r}k";
+    const int owner = g_cluster->owner_of(static_cast<unsigned>(slot_of(stored)));
+    const int replica = replica_of(owner);
+    auto on_owner = g_cluster->command(owner, {"GET", std::string(kPrefix) + "{r}scratch"});
+    assert_true(on_owner && on_owner->type == REDIS_REPLY_STRING);
+    const std::string form2(on_owner->str, on_owner->len);
+    assert_true(eventually([&] { return !replica_get(replica, stored).empty(); }));
+    const std::string form1 = replica_get(replica, stored);
+    read_into_l1(a, "{r}k", v1);
+
+    // Hold the replica back.
+    auto r = g_cluster->command(replica, {"CONFIG", "SET", "masterauth", "not-the-password"});
+    assert_true(r && r->type == REDIS_REPLY_STATUS);
+    r = g_cluster->command(replica, {"CLIENT", "KILL", "TYPE", "master"});
+    assert_true(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    assert_true(eventually([&] { return !replica_link_up(replica); }));
+
+    const long long dropped = series(a, "cachekit_l1_coherence_keys_dropped_total");
+    r = g_cluster->command(owner, {"SET", stored, form2});
+    assert_true(r && r->type == REDIS_REPLY_STATUS);
+    // The primary's message drops the L1 copy; the next read goes to the
+    // replica, which still has v1: the lag is real.
+    assert_true(eventually([&] { return series(a, "cachekit_l1_coherence_keys_dropped_total") > dropped; }));
+    assert_true(replica_get(replica, stored) == form1);
+    Read lagged = read(a, "{r}k");
+    assert_int_equal(lagged.rc, CACHEKIT_OK);
+    assert_true(lagged.value == v1);
+    assert_int_equal(lagged.source, CACHEKIT_SOURCE_L2);
+
+    // Let it catch up: both nodes hold v2 now, and so must the cache's reads.
+    r = g_cluster->command(replica, {"CONFIG", "SET", "masterauth", kPassword});
+    assert_true(r && r->type == REDIS_REPLY_STATUS);
+    assert_true(eventually([&] { return replica_link_up(replica) && replica_get(replica, stored) == form2; }));
+    if (!eventually_reads(a, "{r}k", v2))
+        fail_msg("the L1 still answers the value the lagging replica gave, after the replica caught up");
     cachekit_cache_free(w);
     cachekit_cache_free(a);
 }
@@ -601,6 +709,8 @@ int main() {
         cmocka_unit_test(test_coherence_raw_write_on_another_node),
         cmocka_unit_test(test_coherence_killed_feed_flushes),
         cmocka_unit_test(test_cluster_metrics),
+        cmocka_unit_test(test_coherence_refresh_keeps_l1),
+        cmocka_unit_test(test_coherence_lagging_replica_read),
         cmocka_unit_test(test_coherence_during_live_reshard),  // changes the cluster: last
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,5 +1,6 @@
-// No server: key slots (CRC16 and hash tags) with known values, and the
-// redis-cluster:// URL parser.
+// No server: key slots (CRC16 and hash tags) with known values, the
+// redis-cluster:// URL parser, and the coherence mode refused with reads
+// from replicas (pubsub: no order against a replica's apply).
 #include <cstring>
 #include <string>
 
@@ -102,6 +103,30 @@ void test_url(void **) {
     assert_int_equal(url_error("redis://a:1"), CACHEKIT_EINVAL);
 }
 
+// open_redis_cluster's code and message; 0 when it opened (nothing listens
+// on port 1: the backend opens anyway and fails its calls).
+int open_error(const std::string &url, std::string *message) {
+    try {
+        open_redis_cluster(parse_cluster_url(url));
+    } catch (const cachekit::Error &e) {
+        *message = e.what();
+        return e.code();
+    }
+    return 0;
+}
+
+void test_replica_reads_refuse_pubsub_coherence(void **) {
+    std::string message;
+    assert_int_equal(open_error("redis-cluster://127.0.0.1:1?read_from_replicas=yes&l1_coherence=pubsub", &message),
+                     CACHEKIT_EINVAL);
+    assert_non_null(std::strstr(message.c_str(), "l1_coherence=pubsub"));
+    assert_non_null(std::strstr(message.c_str(), "read_from_replicas=yes"));
+    // Tracking, auto (which then never falls back to pub/sub) and reads from primaries open.
+    assert_int_equal(open_error("redis-cluster://127.0.0.1:1?read_from_replicas=yes&l1_coherence=tracking", &message), 0);
+    assert_int_equal(open_error("redis-cluster://127.0.0.1:1?read_from_replicas=yes&l1_coherence=auto", &message), 0);
+    assert_int_equal(open_error("redis-cluster://127.0.0.1:1?l1_coherence=pubsub", &message), 0);
+}
+
 }  // namespace
 
 int main() {
@@ -109,6 +134,7 @@ int main() {
         cmocka_unit_test(test_known_slots),
         cmocka_unit_test(test_lock_key_in_the_key_slot),
         cmocka_unit_test(test_url),
+        cmocka_unit_test(test_replica_reads_refuse_pubsub_coherence),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
