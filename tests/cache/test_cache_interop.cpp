@@ -23,13 +23,16 @@ struct Fixture {
     cachekit_cache *cache = nullptr;
 };
 
-Fixture open_fixture(bool encrypted, const char *tenant = nullptr) {
+// With a key prefix the cache is CACHEKIT_FORMAT_PLAIN: interop's bytes under
+// the prefix (interop itself refuses one).
+Fixture open_fixture(bool encrypted, const char *tenant = nullptr, const char *key_prefix = nullptr) {
     Fixture f;
     f.backend_owner = ct::open_backend("memory://");
     f.backend = f.backend_owner.get();
     cachekit_cache_options o = ct::default_options();
     o.backend = f.backend;
-    o.format = CACHEKIT_FORMAT_INTEROP;
+    o.format = key_prefix ? CACHEKIT_FORMAT_PLAIN : CACHEKIT_FORMAT_INTEROP;
+    o.key_prefix = key_prefix;
     o.tenant = tenant;
     if (encrypted) {
         o.encryption = CACHEKIT_ON;
@@ -153,8 +156,8 @@ void test_encrypted_interop_named_tenant(void **) { check_encrypted_interop("acm
 
 
 // cachekit-rs 0.13.1's client .namespace("app") stores "app:{key}" and seals its
-// plain MessagePack with the 4-component AAD over "app:{key}"; our interop cache with
-// key_prefix "app:" must write and read exactly that.
+// plain MessagePack with the 4-component AAD over "app:{key}"; our plain-format cache
+// with key_prefix "app:" must write and read exactly that.
 void test_encrypted_interop_under_a_prefix(void **) {
     if (!cachekit_crypto_available()) skip();
     Fixture f = open_fixture(true, nullptr, "app:");

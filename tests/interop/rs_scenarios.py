@@ -47,7 +47,7 @@ def run_pair(runner, label: str, a: str, b: str, backend: dict, master_key: str,
 # Namespaced entries: cachekit-rs's client `.namespace(NAMESPACED)` stores `get`/`set`
 # keys as "{NAMESPACED}:{key}" (plain MessagePack, and since 0.10 encrypted whenever
 # the client has a key, the AAD binding that stored key); our sides store the same
-# under key_prefix "{NAMESPACED}:" in the interop format. Each case is a key: a side
+# under key_prefix "{NAMESPACED}:" in the plain format. Each case is a key: a side
 # gets it and, on a miss, computes its value and sets it.
 NAMESPACED = "rsapp"
 NAMESPACED_KEYS = ["user:1", "user:42", "report.2026-12_q4", "k"]

@@ -14,7 +14,7 @@ Job: {"side": "ours"|"ref", "backend": {"redis": url} | {"file": dir[, "max_entr
       "key": a KEY_FUNCTIONS name (key=) or absent}
 typed_value's answers keep each part's Python type (typed()), so the runner sees what an L2 hit restored.
 Function "kv" (ours only; rs_scenarios.py's namespaced entries): each case is a key behind
-key_prefix "{namespace}:" in the interop format (cachekit-rs's client .namespace() layout),
+key_prefix "{namespace}:" in the plain format (cachekit-rs's client .namespace() layout),
 read through cachekit.CoreCache and, on a miss, rs_answer("kv") stored under it.
 """
 from __future__ import annotations
@@ -204,7 +204,7 @@ def namespaced_entries() -> None:
     """Function "kv": get each key; on a miss compute rs_answer("kv") and put it."""
     opts, ns = JOB.get("options", {}), JOB["namespace"]
     b = JOB["backend"]
-    core = cachekit.CoreCache(backend_url=b["redis"] if "redis" in b else "file://" + b["file"], interop=True,
+    core = cachekit.CoreCache(backend_url=b["redis"] if "redis" in b else "file://" + b["file"], plain=True,
                               key_prefix=ns + ":", encryption=bool(opts.get("encryption")),
                               master_key=opts.get("master_key"), tenant=opts.get("tenant"), l1=False,
                               fail_closed=True)

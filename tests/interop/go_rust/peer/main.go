@@ -99,7 +99,7 @@ func main() {
 		opts.Encryption, opts.MasterKeyHex, opts.Tenant = true, j.Options.MasterKey, j.Options.Tenant
 	}
 	if j.Function == "kv" {
-		opts.KeyPrefix = j.Namespace + ":"
+		opts.Format, opts.KeyPrefix = cachekit.FormatPlain, j.Namespace+":"
 	}
 	ctx := context.Background()
 	c, err := cachekit.New(ctx, opts)

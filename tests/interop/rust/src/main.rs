@@ -110,6 +110,7 @@ fn namespaced(checks: &mut Checks, rt: &tokio::runtime::Runtime, url: &str) {
             .backend_url(url)
             .l1(false)
             .fail_closed(true)
+            .format(libcachekit::Format::Plain)
             .key_prefix("rsapp:");
         if secure {
             ours = ours.encryption(MASTER_KEY_HEX);

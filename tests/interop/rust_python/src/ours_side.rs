@@ -162,7 +162,9 @@ pub fn run(job: &str) -> Result<(), String> {
         }
     }
     if job.function == KV {
-        builder = builder.key_prefix(format!("{KV_NAMESPACE}:"));
+        builder = builder
+            .format(libcachekit::Format::Plain)
+            .key_prefix(format!("{KV_NAMESPACE}:"));
     }
     CACHE
         .set(builder.build().map_err(|e| e.to_string())?)
