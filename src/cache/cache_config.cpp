@@ -118,8 +118,8 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
     CacheConfig c;
     if (o.format != CACHEKIT_FORMAT_AUTO && o.format != CACHEKIT_FORMAT_INTEROP && o.format != CACHEKIT_FORMAT_AUTO_PYTHON &&
         o.format != CACHEKIT_FORMAT_PLAIN)
-        fail(CACHEKIT_EINVAL, "format is CACHEKIT_FORMAT_AUTO, CACHEKIT_FORMAT_INTEROP, CACHEKIT_FORMAT_AUTO_PYTHON or "
-                              "CACHEKIT_FORMAT_PLAIN");
+        fail(CACHEKIT_EINVAL, "format is CACHEKIT_FORMAT_AUTO, CACHEKIT_FORMAT_INTEROP, "
+                              "CACHEKIT_FORMAT_AUTO_PYTHON or CACHEKIT_FORMAT_PLAIN");
     // Plain is interop/v1's stored form; only the key rule below tells them apart.
     c.value.format = o.format == CACHEKIT_FORMAT_INTEROP || o.format == CACHEKIT_FORMAT_PLAIN ? Format::Interop : Format::Auto;
     if (o.format == CACHEKIT_FORMAT_AUTO_PYTHON) c.value.serializer = "auto";
