@@ -30,18 +30,8 @@ class StandardSerializer:
 _DEFAULT = {}
 _AUTO = {"serializer": "auto"}
 _MISS = "miss"
-# Rows the core's auto-mode reader (src/cache/stored_value.cpp decode_auto) does not
-# meet yet; the wrapper never sees a frame's header, so each waits for the core.
-_CORE_ALIAS_AS_RECORDED = pytest.mark.xfail(
-    strict=True, reason="depends on the core: decode_auto takes a recorded 'std' as the standard serializer "
-                        "(is_standard_serializer); the row requires a default reader to miss on it")
-_CORE_NO_MAGIC = pytest.mark.xfail(
-    strict=True, reason="depends on the core: decode_auto reads an entry without the CK magic (another SDK's "
-                        "bare envelope or plain MessagePack) in auto mode; the row requires a miss")
-_CORE_CONTAINER_FROM_FLAG = pytest.mark.xfail(
-    strict=True, reason="depends on the core: decode_auto picks the container after decryption from the "
-                        "frame's 'compressed' flag, not from the reader's integrity configuration; the row "
-                        "requires plain MessagePack under an envelope-configured reader to fail closed")
+# The row the core cannot meet yet: its options name no serializer object, so
+# the wrapper cannot make the core read frames tagged with a class name.
 _CORE_SERIALIZER_NAME = pytest.mark.xfail(
     strict=True, reason="depends on the core: cachekit_cache_options names no serializer (only the default and "
                         "auto formats), so a reader given a serializer object reads and writes frames tagged "
@@ -60,8 +50,7 @@ FRAME_READERS = {
                              ({"serializer": "pythonic"}, {"pair": (1, "two")})],
     "integrity_checking_off_write": [({"integrity_checking": False}, "value")],
     "arrow_compression_off_write": [(_DEFAULT, _MISS)],
-    "std_recorded_as_given_frame": [(_DEFAULT, _MISS, _CORE_ALIAS_AS_RECORDED),
-                                    ({"serializer": "std"}, _MISS, _CORE_ALIAS_AS_RECORDED)],
+    "std_recorded_as_given_frame": [(_DEFAULT, _MISS), ({"serializer": "std"}, _MISS)],
 }
 
 
@@ -146,18 +135,7 @@ def test_frame_header_padded_with_spaces_is_read(spaces):
     assert f.calls == []
 
 
-def _core_marked(params: list, marks: dict) -> list:
-    """vector_params with the core-dependent marks of the rows named in `marks`."""
-    out = []
-    for p in params:
-        row = p.values[0]
-        mark = marks.get(row["name"]) if row is not None else None
-        out.append(pytest.param(*p.values, marks=[*p.marks, mark] if mark else p.marks, id=p.id))
-    return out
-
-
-@pytest.mark.parametrize("v", _core_marked(vector_params(FILE, "error_vectors"), {
-    "bare_envelope_fed_to_frame_reader": _CORE_NO_MAGIC, "plain_msgpack_fed_to_frame_reader": _CORE_NO_MAGIC}))
+@pytest.mark.parametrize("v", vector_params(FILE, "error_vectors"))
 def test_malformed_frame_is_a_miss(v):
     f, g = _seeded(v["frame_hex"])
     assert g(42) == {"n": 1, "args": [42]}
@@ -231,10 +209,7 @@ def test_encrypted_reader_reads_the_reference_ciphertext():
     assert calls == []
 
 
-_ENCRYPTED_CORE_MARKS = {"ciphertext_plain_msgpack_claims_uncompressed": _CORE_CONTAINER_FROM_FLAG}
-
-
-@pytest.mark.parametrize("v", _core_marked(vector_params(FILE, "encrypted_read_vectors"), _ENCRYPTED_CORE_MARKS))
+@pytest.mark.parametrize("v", vector_params(FILE, "encrypted_read_vectors"))
 def test_encrypted_read_vector_fail_open_reader(v):
     """A fail-open reader never returns the planted entry (plaintext claim, foreign
     key, other tenant, wrong container, serializer name): a miss, recomputed."""
@@ -246,7 +221,7 @@ def test_encrypted_read_vector_fail_open_reader(v):
     assert backend.get(key) != bytes.fromhex(v["frame_hex"])  # refused entry evicted or replaced
 
 
-@pytest.mark.parametrize("v", _core_marked(vector_params(FILE, "encrypted_read_vectors"), _ENCRYPTED_CORE_MARKS))
+@pytest.mark.parametrize("v", vector_params(FILE, "encrypted_read_vectors"))
 def test_encrypted_read_vector_fail_closed_reader(v):
     """outcome fail_closed: a fail-closed reader refuses the entry with an
     IntegrityError (DecryptionAuthenticationError included) and never runs the
