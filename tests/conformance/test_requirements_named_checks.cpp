@@ -27,9 +27,6 @@ const std::string &str(const Json &v, const char *field) { return v.at(field).ge
 
 std::string last_message() { return cachekit_error_last_message(); }
 
-// A known deviation, recorded on KEY-5: the parser takes an empty "s".
-const char *const kKnownDeviation = "serializer_name_empty";
-
 void test_frame_rows_are_refused_by_their_own_check(void **) {
     // What the parser's message says for each check.
     const std::map<std::string, std::string> says = {
@@ -37,7 +34,7 @@ void test_frame_rows_are_refused_by_their_own_check(void **) {
         {"version", "only version 3 is defined"},
         {"header_length", "declared header length"},
         {"magic", "magic bytes"},
-        {"serializer_name", "no string \"s\""},
+        {"serializer_name", "records no serializer name"},
     };
     int failures = run_category(R_frame, FRAME, "error_vectors", [&](const Json &v, Checks &c) {
         if (!v.contains("rejected_by")) {
@@ -47,10 +44,6 @@ void test_frame_rows_are_refused_by_their_own_check(void **) {
             c.code(cachekit_msgpack_check(frame.data(), frame.size(), 0), CACHEKIT_ETRAILING,
                    "cachekit_msgpack_check (the interop reader's one-document check)");
             c.note("trailing bytes");
-            return;
-        }
-        if (str(v, "name") == kKnownDeviation) {
-            c.covered_elsewhere("known deviation: the parser takes an empty name (requirement_coverage.json KEY-5)");
             return;
         }
         auto it = says.find(str(v, "rejected_by"));
