@@ -50,6 +50,7 @@ double seconds_between(uint64_t from_ns, uint64_t to_ns) { return to_ns > from_n
 Cache::Cache(CacheConfig config)
     : config_(std::move(config)) {
     config_.value.keyring = config_.keyring.get();
+    config_.value.read_keyring = config_.read_keyring.get();
     // Before the L1 is made: fork() takes the registry's locks in join
     // order, and a stripe is held while the L1's locks are taken.
     fork_hooks::join(this, fork_hooks::Locks::Many);
@@ -131,7 +132,7 @@ std::string Cache::storage_key(std::string_view key) const {
 }
 
 std::string_view Cache::aad_key(std::string_view key, std::string &scratch) const {
-    if (!config_.keyring || config_.key_prefix.empty()) return key;
+    if ((!config_.keyring && !config_.read_keyring) || config_.key_prefix.empty()) return key;
     scratch = storage_key(key);
     return scratch;
 }

@@ -38,6 +38,7 @@ namespace cachekit::cache {
 struct CacheConfig {
     ValueFormat value;                           // format, integrity, tenant; value.keyring set from `keyring`
     std::shared_ptr<crypto::Keyring> keyring;    // null: no encryption
+    std::shared_ptr<crypto::Keyring> read_keyring;  // encryption off, a master key present: legacy-decrypt reads
     std::shared_ptr<l2::Backend> backend;        // null: L1 only
     std::function<int()> breaker_state;          // for stats; null: closed
     std::string key_prefix;                      // L2 storage prefix (bound in the auto-mode AAD)

@@ -137,6 +137,23 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
         c.keyring = crypto::Keyring::from_hex(master, previous ? previous : "");
         if (!crypto::aes_gcm_available())
             fail(CACHEKIT_ECRYPTO_UNAVAILABLE, "encryption needs AES-NI and PCLMUL, which this CPU lacks");
+    } else if (c.value.format == Format::Auto) {
+        // Encryption off, but a key source present: keep the reference SDK's
+        // legacy-decrypt read, so an encrypted frame a still-encrypting peer
+        // wrote is opened rather than recomputed. Writes stay plaintext.
+        // Interop entries carry no header saying they are encrypted, so there
+        // the configuration alone decides (the reference never decrypts).
+        // A key that cannot be used only loses that read: it never stops a
+        // plaintext cache.
+        const char *master = o.master_key_hex ? o.master_key_hex : env("CACHEKIT_MASTER_KEY");
+        if (master && *master && crypto::aes_gcm_available()) {
+            const char *previous = o.previous_keys_hex ? o.previous_keys_hex : env("CACHEKIT_PREVIOUS_MASTER_KEYS");
+            try {
+                c.read_keyring = crypto::Keyring::from_hex(master, previous ? previous : "");
+            } catch (const Error &) {
+                c.read_keyring.reset();
+            }
+        }
     }
 
     c.key_prefix = o.key_prefix ? o.key_prefix : "";

@@ -28,6 +28,11 @@ FrameFacts facts_of(const frame::Decoded &f) {
         std::copy(fp_bytes.begin(), fp_bytes.end(), facts.fingerprint.begin());
         facts.has_fingerprint = true;
     }
+    const json::Value *tenant = f.metadata.find("tenant_id");
+    if (tenant && tenant->type == json::Value::Type::String && !tenant->text.empty()) {
+        facts.tenant = tenant->text;
+        facts.has_tenant = true;
+    }
     facts.payload_offset = f.payload_offset;
     return facts;
 }

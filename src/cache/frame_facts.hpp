@@ -19,6 +19,8 @@ struct FrameFacts {
     bool encrypted = false;        // "m"."encrypted" is true
     bool known_algorithm = true;   // no "m"."encryption_algorithm", or "AES-256-GCM"
     bool has_fingerprint = false;  // "m"."key_fingerprint" is 32 hex digits
+    bool has_tenant = false;       // "m"."tenant_id" is a non-empty string
+    std::string tenant;            // "m"."tenant_id"
     crypto::Fingerprint fingerprint{};
     size_t payload_offset = 0;
 };

@@ -138,9 +138,22 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         if (compressed != fmt.integrity) return other_container();
         return unwrap_payload(fmt, body, fmt.integrity, payload, why, facts);
     }
-    if (!fmt.keyring) {
+    // An encrypting cache opens as its own tenant. A non-encrypting one with
+    // a master key opens as the header's tenant, as the reference SDK's
+    // legacy-decrypt read does: the tenant is bound into the AAD, so a forged
+    // one fails authentication.
+    const crypto::Keyring *keys = fmt.keyring ? fmt.keyring : fmt.read_keyring;
+    if (!keys) {
         *why = "the entry is encrypted and this cache has no master key";
         return Verdict::WrongKey;
+    }
+    std::string tenant = fmt.tenant;
+    if (!fmt.keyring) {
+        if (!f->has_tenant) {
+            *why = "the frame claims encryption but names no tenant_id to decrypt it for";
+            return Verdict::Corrupt;
+        }
+        tenant = f->tenant;
     }
     // The header is not authenticated, but a reader only opens what it knows how to.
     if (!f->known_algorithm) {
@@ -148,11 +161,11 @@ Verdict decode_auto(const ValueFormat &fmt, std::string_view key, std::string_vi
         return Verdict::Corrupt;
     }
     if (compressed != fmt.integrity) return other_container();
-    std::string aad = crypto::build_aad(fmt.tenant, key, kFormat, compressed, kFormat);
+    std::string aad = crypto::build_aad(tenant, key, kFormat, compressed, kFormat);
     Buffer plain;
     try {
-        fmt.keyring->open(fmt.tenant, fingerprint ? &*fingerprint : nullptr, aad.data(), aad.size(), body.data(),
-                          body.size(), plain.get());
+        keys->open(tenant, fingerprint ? &*fingerprint : nullptr, aad.data(), aad.size(), body.data(), body.size(),
+                   plain.get());
     } catch (const Error &e) {
         *why = e.what();
         return e.code() == CACHEKIT_EKEYNOTFOUND ? Verdict::WrongKey : Verdict::Tampered;

@@ -22,6 +22,11 @@ struct ValueFormat {
     std::string serializer = "default";
     bool integrity = true;                     // auto mode: envelope around the MessagePack
     const crypto::Keyring *keyring = nullptr;  // null: no encryption
+    // Encryption off but a master key present (auto mode only): the keys an
+    // encrypted frame a still-encrypting peer wrote is opened with, as the
+    // reference SDK's encryption=False reader does (legacy-decrypt). Never
+    // used to write; ignored when `keyring` is set.
+    const crypto::Keyring *read_keyring = nullptr;
     std::string tenant = "default";
     // The largest MessagePack payload a read accepts (a cache sets its
     // max_value_bytes): a larger entry, or an envelope declaring a larger

@@ -14,6 +14,7 @@
 #include "l2/file_backend.hpp"
 #include "l2/file_backend_options.hpp"
 #include "l2/file_format.hpp"
+#include "l2/key_fault.hpp"
 
 #include "../l2/l2_test_support.hpp"
 
@@ -143,12 +144,24 @@ void test_a_refresh_never_shows_a_torn_expiry(void **) {
     const milliseconds a(100 * 1000), b(100000000LL * 1000);
     std::atomic<bool> done{false};
     std::thread refresher([&] {
-        for (int i = 0; i < 2000; ++i) writer->expire(key, i % 2 ? b : a, soon());
+        for (int i = 0; i < 2000; ++i) {
+            // On a loaded machine the reader can hold the entry's lock past
+            // the writer's wait; that refresh is skipped, not a torn read.
+            try {
+                writer->expire(key, i % 2 ? b : a, soon());
+            } catch (const cachekit::l2::KeyFault &) {
+            }
+        }
         done = true;
     });
     int reads = 0, bad = 0;
     while (!done.load() || reads < 2000) {
-        auto ttl = reader->ttl(key, soon());
+        std::optional<std::optional<milliseconds>> ttl;
+        try {
+            ttl = reader->ttl(key, soon());
+        } catch (const cachekit::l2::KeyFault &) {
+            continue;  // the writer held the lock past this read's wait: nothing was read
+        }
         ++reads;
         if (!ttl || !*ttl || (**ttl != a && **ttl != b)) ++bad;
     }

@@ -147,6 +147,14 @@ def test_docs_say_what_a_preset_does_when_the_backend_is_down():
     assert "A backend that is down makes calls compute and return (fail-open)" in _doc("python.md")
 
 
+def test_docs_say_dev_test_and_local_are_sdk_local_presets():
+    # PRE-55: the SDK-local presets sit in the same table as the protocol's.
+    text = _doc("python.md")
+    assert "The protocol's presets are `minimal`, `production`, `secure` and `io`." in text
+    assert ("`cache.dev`, `cache.test` and `cache.local` are SDK-local presets, kept from the reference Python SDK: "
+            "they are not part of the protocol's presets") in text
+
+
 def test_docs_recommend_exactly_32_byte_keys():
     assert "Master keys as hex are exactly 64 hex digits" in _doc("codec.md")
     assert "protocol.md section 6 pins exactly 32" in _doc("python.md")

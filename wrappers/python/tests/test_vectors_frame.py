@@ -30,8 +30,8 @@ class StandardSerializer:
 _DEFAULT = {}
 _AUTO = {"serializer": "auto"}
 _MISS = "miss"
-# Rows the core's auto-mode reader (src/cache/stored_value.cpp decode_auto) does not
-# meet yet; the wrapper never sees a frame's header, so each waits for the core.
+# The row the core cannot meet yet: its options name no serializer object, so
+# the wrapper cannot make the core read frames tagged with a class name.
 _CORE_SERIALIZER_NAME = pytest.mark.xfail(
     strict=True, reason="depends on the core: cachekit_cache_options names no serializer (only the default and "
                         "auto formats), so a reader given a serializer object reads and writes frames tagged "
