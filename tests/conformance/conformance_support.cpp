@@ -553,4 +553,49 @@ const char *opt_cstr(const Json &v, const char *field) {
     return it->get_ref<const std::string &>().c_str();
 }
 
+std::string join_keys(const Json &keys) {
+    std::string out;
+    for (const auto &k : keys) {
+        if (!out.empty()) out += ",";
+        out += k.get<std::string>();
+    }
+    return out;
+}
+
+bool has_reject_reason(const Json &v, const char *reason) {
+    const Json &r = v.at("reject_reasons");
+    return std::find(r.begin(), r.end(), reason) != r.end();
+}
+
+// ---- A cache over a memory backend ----------------------------------------
+
+MemoryCache::MemoryCache(const std::function<void(cachekit_cache_options &)> &configure) {
+    cachekit_backend_options bo;
+    cachekit_backend_options_init(&bo, sizeof bo);
+    if (cachekit_backend_open(&backend_, "memory://", &bo) != 0)
+        throw std::runtime_error("memory backend: " + describe_rc(cachekit_error_last_code()));
+    cachekit_cache_options o;
+    cachekit_cache_options_init(&o, sizeof o);
+    o.backend = backend_;
+    o.l1 = CACHEKIT_OFF;
+    configure(o);
+    rc_ = cachekit_cache_new(&cache_, &o);
+}
+
+MemoryCache::~MemoryCache() {
+    cachekit_cache_free(cache_);
+    cachekit_backend_free(backend_);
+}
+
+int MemoryCache::get_planted(std::string_view key, const Bytes &stored, Buf &out, std::string *message,
+                             cachekit_lookup *info) {
+    if (rc_ != 0) return rc_;
+    int rc = cachekit_backend_set(backend_, key.data(), key.size(), stored.data(), stored.size(), 0);
+    if (rc != 0) return rc;
+    cachekit_error_clear();
+    rc = cachekit_cache_get(cache_, out.p(), info, "", key.data(), key.size());
+    if (rc != 0 && message) *message = cachekit_error_last_message();
+    return rc;
+}
+
 }  // namespace ckconf

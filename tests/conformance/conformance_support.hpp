@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -199,5 +200,39 @@ struct Buf {
 
 // A JSON string field, or NULL when absent or null (for optional C strings).
 const char *opt_cstr(const Json &v, const char *field);
+
+// "a,b,c" from a JSON array of strings (how the C API takes key lists).
+std::string join_keys(const Json &keys);
+
+// Whether decode-bounds.json's vector `v` lists `reason` in reject_reasons.
+bool has_reject_reason(const Json &v, const char *reason);
+
+// A cache over a memory:// backend of its own, both freed at scope exit.
+// `configure` sets what the test needs beyond the backend; L1 is off before
+// it runs, so every get reads the backend. Throws std::runtime_error when the
+// backend does not open; rc() is cachekit_cache_new's status.
+class MemoryCache {
+public:
+    explicit MemoryCache(const std::function<void(cachekit_cache_options &)> &configure);
+    MemoryCache(const MemoryCache &) = delete;
+    MemoryCache &operator=(const MemoryCache &) = delete;
+    ~MemoryCache();
+
+    int rc() const { return rc_; }
+    cachekit_backend *backend() { return backend_; }
+    cachekit_cache *cache() { return cache_; }
+
+    // Store `stored` raw under `key` (no writer of the cache involved), then
+    // get it through the cache in namespace "". Returns the first failing
+    // status (cachekit_cache_new's included); on a failed get, `message`
+    // (when given) gets the last error message.
+    int get_planted(std::string_view key, const Bytes &stored, Buf &out, std::string *message = nullptr,
+                    cachekit_lookup *info = nullptr);
+
+private:
+    cachekit_backend *backend_ = nullptr;
+    cachekit_cache *cache_ = nullptr;
+    int rc_ = 0;
+};
 
 }  // namespace ckconf

@@ -257,30 +257,41 @@ const Json *vector_named(const std::string &name) {
     return nullptr;
 }
 
-std::string join_keys(const Json &keys) {
-    std::string out;
-    for (const auto &k : keys) {
-        if (!out.empty()) out += ",";
-        out += k.get<std::string>();
+// A row of the top-level key's rows as this reader opens it: the keys
+// derived from the file's master key and tenant, the AAD built from the
+// row's fields (checked against aad_hex) and the row's ciphertext.
+struct SealedRow {
+    cachekit_derived_keys keys;
+    Buf aad;
+    Bytes sealed;
+    // False when deriving or building the AAD failed (recorded in c).
+    bool load(Checks &c, const Json &v) {
+        const std::string &tenant = str(V, "tenant_id");
+        if (!derive_from_hex(c, str(V, "master_key_hex"), tenant.c_str(), keys)) return false;
+        if (!vector_aad(c, v, tenant.c_str(), aad)) return false;
+        sealed = from_hex(str(v, "ciphertext_hex"));
+        return true;
     }
-    return out;
-}
+    // cachekit_crypto_decrypt under the row's own AAD.
+    int decrypt(Buf &pt) const {
+        return cachekit_crypto_decrypt(pt.p(), keys.encryption, aad.b.ptr, aad.b.size, sealed.data(), sealed.size());
+    }
+};
 
 void test_aad_reject_vectors(void **state) {
     (void)state;
     int failures = run_category(R, V, "aad_reject_vectors", [](const Json &v, Checks &c) {
         const std::string &tenant = str(V, "tenant_id");
-        cachekit_derived_keys keys;
-        if (!derive_from_hex(c, str(V, "master_key_hex"), tenant.c_str(), keys)) return;
         // The AAD this reader builds from the row's (one flipped) fields.
-        Buf aad;
-        if (!vector_aad(c, v, tenant.c_str(), aad)) return;
-        Bytes sealed = from_hex(str(v, "ciphertext_hex"));
+        SealedRow row;
+        if (!row.load(c, v)) return;
+        const cachekit_derived_keys &keys = row.keys;
+        const Buf &aad = row.aad;
+        const Bytes &sealed = row.sealed;
         Buf pt;
         // Exactly AuthenticationFailed: no retry with another AAD variant
         // turns it into a value (or into a later container error).
-        c.code(cachekit_crypto_decrypt(pt.p(), keys.encryption, aad.b.ptr, aad.b.size, sealed.data(), sealed.size()),
-               CACHEKIT_EAUTH, "cachekit_crypto_decrypt(the row's AAD)");
+        c.code(row.decrypt(pt), CACHEKIT_EAUTH, "cachekit_crypto_decrypt(the row's AAD)");
         cachekit_keyring *ring = nullptr;
         if (c.ok(cachekit_keyring_new(&ring, str(V, "master_key_hex").c_str(), nullptr), "cachekit_keyring_new")) {
             c.code(cachekit_keyring_decrypt(ring, pt.p(), nullptr, tenant.c_str(), nullptr, aad.b.ptr, aad.b.size,
@@ -314,52 +325,32 @@ void test_aad_reject_vectors(void **state) {
 // 4-component AAD, compressed False, exactly one document) over a memory
 // backend with the entry planted; returns the get's status.
 int interop_cache_read(const std::string &cache_key, const Bytes &stored, Buf &out) {
-    cachekit_backend *backend = nullptr;
-    cachekit_backend_options bo;
-    cachekit_backend_options_init(&bo, sizeof bo);
-    if (cachekit_backend_open(&backend, "memory://", &bo) != 0) throw std::runtime_error("memory backend");
-    cachekit_cache_options o;
-    cachekit_cache_options_init(&o, sizeof o);
-    o.backend = backend;
-    o.format = CACHEKIT_FORMAT_INTEROP;
-    o.encryption = CACHEKIT_ON;
-    o.master_key_hex = str(V, "master_key_hex").c_str();
-    o.tenant = str(V, "tenant_id").c_str();
-    o.l1 = CACHEKIT_OFF;
-    o.fail_closed = CACHEKIT_ON;
-    cachekit_cache *cache = nullptr;
-    int rc = cachekit_cache_new(&cache, &o);
-    if (rc == 0) {
-        rc = cachekit_backend_set(backend, cache_key.data(), cache_key.size(), stored.data(), stored.size(), 0);
-        if (rc == 0) rc = cachekit_cache_get(cache, out.p(), nullptr, "", cache_key.data(), cache_key.size());
-    }
-    cachekit_cache_free(cache);
-    cachekit_backend_free(backend);
-    return rc;
+    MemoryCache mc([](cachekit_cache_options &o) {
+        o.format = CACHEKIT_FORMAT_INTEROP;
+        o.encryption = CACHEKIT_ON;
+        o.master_key_hex = str(V, "master_key_hex").c_str();
+        o.tenant = str(V, "tenant_id").c_str();
+        o.fail_closed = CACHEKIT_ON;
+    });
+    return mc.get_planted(cache_key, stored, out);
 }
 
 void test_decrypted_container(void **state) {
     (void)state;
     const Json &dc = V.at("decrypted_container");
     int failures = run_category(R, dc, "vectors", [](const Json &v, Checks &c) {
-        const std::string &tenant = str(V, "tenant_id");
-        cachekit_derived_keys keys;
-        if (!derive_from_hex(c, str(V, "master_key_hex"), tenant.c_str(), keys)) return;
-        Buf aad;
-        if (!vector_aad(c, v, tenant.c_str(), aad)) return;
-        Bytes sealed = from_hex(str(v, "ciphertext_hex"));
+        SealedRow row;
+        if (!row.load(c, v)) return;
         Buf pt;
         // The row is sealed under the AAD of the reader it names.
-        if (!c.ok(cachekit_crypto_decrypt(pt.p(), keys.encryption, aad.b.ptr, aad.b.size, sealed.data(), sealed.size()),
-                  "cachekit_crypto_decrypt"))
-            return;
+        if (!c.ok(row.decrypt(pt), "cachekit_crypto_decrypt")) return;
         c.equal_hex(pt.hex(), str(v, "plaintext_hex"), "plaintext");
         const std::string &reader = str(v, "reader");
         const std::string &outcome = str(v, "outcome");
         if (reader == "plain_msgpack" || reader == "interop") {
             // The core's reader with this AAD is an encrypted interop cache.
             Buf out;
-            int rc = interop_cache_read(str(v, "cache_key"), sealed, out);
+            int rc = interop_cache_read(str(v, "cache_key"), row.sealed, out);
             if (outcome == "not_unwrapped") {
                 // The plaintext is one document: it is the value, as is.
                 if (c.ok(rc, "cachekit_cache_get (interop, encrypted)"))

@@ -69,29 +69,13 @@ const std::map<std::string, ReaderOutcome> kReaderOutcomes = {
 // Plant `frame` and read it through a plaintext cache configured as
 // `reader` (fail_closed, so a refusal is named). Returns the get's status.
 int plaintext_read(const ReaderConfig &reader, const Bytes &frame, Buf &out, std::string &message) {
-    const std::string key = "python-frame-reader";
-    cachekit_backend *backend = nullptr;
-    cachekit_backend_options bo;
-    cachekit_backend_options_init(&bo, sizeof bo);
-    if (cachekit_backend_open(&backend, "memory://", &bo) != 0) throw std::runtime_error("memory backend");
-    cachekit_cache_options o;
-    cachekit_cache_options_init(&o, sizeof o);
-    o.backend = backend;
-    o.format = reader.format;
-    o.integrity = reader.integrity;
-    o.l1 = CACHEKIT_OFF;
-    o.fail_closed = CACHEKIT_ON;
-    cachekit_cache *cache = nullptr;
-    int rc = cachekit_cache_new(&cache, &o);
-    if (rc == 0) rc = cachekit_backend_set(backend, key.data(), key.size(), frame.data(), frame.size(), 0);
-    if (rc == 0) {
-        cachekit_error_clear();
-        rc = cachekit_cache_get(cache, out.p(), nullptr, "", key.data(), key.size());
-        message = rc ? cachekit_error_last_message() : "";
-    }
-    cachekit_cache_free(cache);
-    cachekit_backend_free(backend);
-    return rc;
+    MemoryCache mc([&](cachekit_cache_options &o) {
+        o.format = reader.format;
+        o.integrity = reader.integrity;
+        o.fail_closed = CACHEKIT_ON;
+    });
+    message.clear();
+    return mc.get_planted("python-frame-reader", frame, out, &message);
 }
 
 // What an auto-mode cache (format CACHEKIT_FORMAT_AUTO or _AUTO_PYTHON,
@@ -99,24 +83,12 @@ int plaintext_read(const ReaderConfig &reader, const Bytes &frame, Buf &out, std
 // a memory backend, read back raw.
 Bytes cache_written_frame(int format, const Bytes &value) {
     const std::string key = "python-frame-writer";
-    cachekit_backend *backend = nullptr;
-    cachekit_backend_options bo;
-    cachekit_backend_options_init(&bo, sizeof bo);
-    if (cachekit_backend_open(&backend, "memory://", &bo) != 0) throw std::runtime_error("memory backend");
-    cachekit_cache_options o;
-    cachekit_cache_options_init(&o, sizeof o);
-    o.backend = backend;
-    o.format = format;
-    o.l1 = CACHEKIT_OFF;
-    cachekit_cache *cache = nullptr;
+    MemoryCache mc([&](cachekit_cache_options &o) { o.format = format; });
     Buf raw;
-    int rc = cachekit_cache_new(&cache, &o);
-    if (rc == 0) rc = cachekit_cache_put(cache, "", key.data(), key.size(), value.data(), value.size(), 0);
-    if (rc == 0) rc = cachekit_backend_get(backend, raw.p(), key.data(), key.size());
-    const std::string why = rc ? describe_rc(rc) : "";
-    cachekit_cache_free(cache);
-    cachekit_backend_free(backend);
-    if (rc) throw std::runtime_error("writing through a cache: " + why);
+    int rc = mc.rc();
+    if (rc == 0) rc = cachekit_cache_put(mc.cache(), "", key.data(), key.size(), value.data(), value.size(), 0);
+    if (rc == 0) rc = cachekit_backend_get(mc.backend(), raw.p(), key.data(), key.size());
+    if (rc) throw std::runtime_error("writing through a cache: " + describe_rc(rc));
     return raw.bytes();
 }
 
@@ -350,41 +322,20 @@ void test_error_vectors(void **state) {
 // tenant; the default serializer, integrity on) over a memory backend, L1 off
 // so every get reads the planted entry.
 struct Reader {
-    cachekit_backend *backend = nullptr;
-    cachekit_cache *cache = nullptr;
-    Reader(const Json &cfg, int fail_closed) {
-        cachekit_backend_options bo;
-        if (cachekit_backend_options_init(&bo, sizeof bo) != 0 || cachekit_backend_open(&backend, "memory://", &bo) != 0)
-            throw std::runtime_error("memory backend: " + describe_rc(cachekit_error_last_code()));
-        cachekit_cache_options o;
-        cachekit_cache_options_init(&o, sizeof o);
-        o.backend = backend;
-        o.format = CACHEKIT_FORMAT_AUTO;
-        o.integrity = CACHEKIT_ON;
-        o.encryption = CACHEKIT_ON;
-        o.master_key_hex = cfg.at("master_key_hex").get_ref<const std::string &>().c_str();
-        o.tenant = cfg.at("tenant_id").get_ref<const std::string &>().c_str();
-        o.l1 = CACHEKIT_OFF;
-        o.fail_closed = fail_closed;
-        int rc = cachekit_cache_new(&cache, &o);
-        if (rc != 0) {
-            cachekit_backend_free(backend);
-            throw std::runtime_error("cachekit_cache_new: " + describe_rc(rc));
-        }
-    }
-    Reader(const Reader &) = delete;
-    Reader &operator=(const Reader &) = delete;
-    ~Reader() {
-        cachekit_cache_free(cache);
-        cachekit_backend_free(backend);
+    MemoryCache mc;
+    Reader(const Json &cfg, int fail_closed)
+        : mc([&](cachekit_cache_options &o) {
+              o.format = CACHEKIT_FORMAT_AUTO;
+              o.integrity = CACHEKIT_ON;
+              o.encryption = CACHEKIT_ON;
+              o.master_key_hex = cfg.at("master_key_hex").get_ref<const std::string &>().c_str();
+              o.tenant = cfg.at("tenant_id").get_ref<const std::string &>().c_str();
+              o.fail_closed = fail_closed;
+          }) {
+        if (mc.rc() != 0) throw std::runtime_error("cachekit_cache_new: " + describe_rc(mc.rc()));
     }
     // Plant `stored` under `key` and read it through the cache.
-    int read(const std::string &key, const Bytes &stored, Buf &out) {
-        if (cachekit_backend_set(backend, key.data(), key.size(), stored.data(), stored.size(), 0) != 0)
-            throw std::runtime_error("cachekit_backend_set: " + describe_rc(cachekit_error_last_code()));
-        cachekit_error_clear();
-        return cachekit_cache_get(cache, out.p(), nullptr, "", key.data(), key.size());
-    }
+    int read(const std::string &key, const Bytes &stored, Buf &out) { return mc.get_planted(key, stored, out); }
 };
 
 // What a fail-closed read of each row must answer: the status code and the

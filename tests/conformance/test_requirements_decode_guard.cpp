@@ -23,18 +23,13 @@ const char *const kFile = "decode-bounds.json";
 Json V;
 Report R(kFile);
 
-bool has_reason(const Json &v, const char *reason) {
-    const Json &r = v.at("reject_reasons");
-    return std::find(r.begin(), r.end(), reason) != r.end();
-}
-
 // The guard's own codes for a vector's reasons; Truncated is the end of
 // input, which a decoder without the guard would reach too.
 std::vector<int> guard_codes(const Json &v) {
     std::vector<int> codes;
-    if (has_reason(v, "depth")) codes.push_back(CACHEKIT_EDEPTH);
-    if (has_reason(v, "overclaim")) codes.push_back(CACHEKIT_EOVERCLAIM);
-    if (has_reason(v, "incomplete")) codes.push_back(CACHEKIT_ETRUNCATED);
+    if (has_reject_reason(v, "depth")) codes.push_back(CACHEKIT_EDEPTH);
+    if (has_reject_reason(v, "overclaim")) codes.push_back(CACHEKIT_EOVERCLAIM);
+    if (has_reject_reason(v, "incomplete")) codes.push_back(CACHEKIT_ETRUNCATED);
     return codes;
 }
 

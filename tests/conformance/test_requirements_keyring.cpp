@@ -23,12 +23,6 @@ const char *const kFile = "encryption.json";
 Json V;
 Report R(kFile);
 
-std::string joined(const Json &keys) {
-    std::string s;
-    for (const auto &k : keys) s += (s.empty() ? "" : ",") + k.get<std::string>();
-    return s;
-}
-
 int keyring_new(const std::string &current, const std::string &previous) {
     cachekit_keyring *ring = nullptr;
     int rc = cachekit_keyring_new(&ring, current.c_str(), previous.c_str());
@@ -76,7 +70,7 @@ void test_configuration_rows_at_every_entry_point(void **) {
     int failures = run_category(R, conf, "vectors", [](const Json &v, Checks &c) {
         const std::string &verdict = v.at("verdict").get_ref<const std::string &>();
         c.expect(verdict == "accept" || verdict == "reject", "unknown verdict " + verdict);
-        judge(c, v.at("current_master_key_hex").get<std::string>(), joined(v.at("decrypt_only_master_keys_hex")),
+        judge(c, v.at("current_master_key_hex").get<std::string>(), join_keys(v.at("decrypt_only_master_keys_hex")),
               verdict == "accept");
     });
     assert_int_equal(failures, 0);

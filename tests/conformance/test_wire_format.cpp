@@ -193,27 +193,9 @@ struct PlantedRead {
 };
 
 PlantedRead read_planted(const Bytes &stored, Buf &out, int fail_closed) {
-    const std::string key = "wire-format-vector";
-    cachekit_backend *backend = nullptr;
-    cachekit_backend_options bo;
-    cachekit_backend_options_init(&bo, sizeof bo);
-    if (cachekit_backend_open(&backend, "memory://", &bo) != 0) throw std::runtime_error("memory backend");
-    cachekit_cache_options o;
-    cachekit_cache_options_init(&o, sizeof o);
-    o.backend = backend;
-    o.l1 = CACHEKIT_OFF;
-    o.fail_closed = fail_closed;
-    cachekit_cache *cache = nullptr;
+    MemoryCache mc([&](cachekit_cache_options &o) { o.fail_closed = fail_closed; });
     PlantedRead r;
-    r.rc = cachekit_cache_new(&cache, &o);
-    if (r.rc == 0) r.rc = cachekit_backend_set(backend, key.data(), key.size(), stored.data(), stored.size(), 0);
-    if (r.rc == 0) {
-        cachekit_error_clear();
-        r.rc = cachekit_cache_get(cache, out.p(), &r.info, "", key.data(), key.size());
-        if (r.rc) r.message = cachekit_error_last_message();
-    }
-    cachekit_cache_free(cache);
-    cachekit_backend_free(backend);
+    r.rc = mc.get_planted("wire-format-vector", stored, out, &r.message, &r.info);
     return r;
 }
 

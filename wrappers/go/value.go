@@ -149,33 +149,31 @@ func sentinels(v any) (any, bool) {
 			return out, true
 		}
 	case map[string]any:
-		var out map[string]any
-		for k, e := range x {
-			if s, changed := sentinels(e); changed {
-				if out == nil {
-					out = maps.Clone(x)
-				}
-				out[k] = s
-			}
-		}
-		if out != nil {
+		if out := sentinelsInMap(x); out != nil {
 			return out, true
 		}
 	case map[any]any:
-		var out map[any]any
-		for k, e := range x {
-			if s, changed := sentinels(e); changed {
-				if out == nil {
-					out = maps.Clone(x)
-				}
-				out[k] = s
-			}
-		}
-		if out != nil {
+		if out := sentinelsInMap(x); out != nil {
 			return out, true
 		}
 	}
 	return v, false
+}
+
+// sentinelsInMap is sentinels for one map of either key type: a copy with
+// the changed values replaced, or nil when no value changes (m is never
+// written, since the caller's value must stay as given).
+func sentinelsInMap[K comparable](m map[K]any) map[K]any {
+	var out map[K]any
+	for k, e := range m {
+		if s, changed := sentinels(e); changed {
+			if out == nil {
+				out = maps.Clone(m)
+			}
+			out[k] = s
+		}
+	}
+	return out
 }
 
 // decodeDynamic decodes one document into Go's dynamic values; unlike the
