@@ -995,6 +995,14 @@ CACHEKIT_API int cachekit_cache_stats_get(cachekit_cache *cache, cachekit_cache_
  * reports that namespace's own series (zeros once folded). */
 CACHEKIT_API int cachekit_cache_metrics_text(cachekit_cache *cache, cachekit_buf *out) CACHEKIT_NOEXCEPT;
 
+/* Debugging: how many stale-while-revalidate refresh claims and
+ * get_for_load load claims the cache still holds (taken, not yet landed
+ * with put_refresh or released with abandon_refresh). A binding whose
+ * holders always report back sees it return to 0 once its loads end. A
+ * claim nobody reports back is purged once its lease (load_timeout_ms) has
+ * passed twice, a cancelled one once its lease has passed. Since 0.2. */
+CACHEKIT_API int cachekit_cache_claims_held(cachekit_cache *cache, uint64_t *out) CACHEKIT_NOEXCEPT;
+
 /* ======================================================================
  * L1: in-process byte cache (sharded, byte budget, LRU, TTL, namespaces)
  * ====================================================================== */
@@ -1373,6 +1381,8 @@ CACHEKIT_API int cachekit_cache_stats_get_ex(cachekit_cache *cache, cachekit_cac
                                              const char *ns, cachekit_error *err) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_cache_metrics_text_ex(cachekit_cache *cache, cachekit_buf *out,
                                                 cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_claims_held_ex(cachekit_cache *cache, uint64_t *out,
+                                               cachekit_error *err) CACHEKIT_NOEXCEPT;
 
 /* L1 */
 CACHEKIT_API int cachekit_l1_options_init_ex(cachekit_l1_options *opts, size_t struct_size,

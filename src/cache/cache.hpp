@@ -117,6 +117,9 @@ public:
     int put_refresh(std::string_view ns, std::string_view key, std::string_view payload, std::optional<l2::Ttl> ttl,
                     uint64_t claim);
     void abandon_refresh(std::string_view key, uint64_t claim);
+    // Refresh and load claims not yet landed, abandoned or purged (a debug
+    // count: a holder that goes away without either leaves one behind).
+    size_t claims_held() { return claims_.held() + load_claims_.held(); }
 
     int invalidate(std::string_view ns, std::string_view key);
     int invalidate_namespace(std::string_view ns);

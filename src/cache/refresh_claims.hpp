@@ -9,6 +9,13 @@
 // claim: the log ticket it was taken at, its namespace). A cancelled claim
 // is kept, marked, until it is settled or replaced, so its holder still
 // learns what it held.
+// Claims are purged so a key whose holder never reports back (a cancelled
+// task that lost its claim, a loader that longjmp'd out, a forked-away
+// process) does not keep an entry for the life of the process: a lapsed
+// claim once its lease has passed again (a live holder slower than its
+// lease still lands, as before, up to twice the lease), a lapsed cancelled
+// one at once (it can land nothing). The sweep runs from claim()/take(), at most once per
+// lease or per doubling of the table, and from held().
 #pragma once
 
 #include <chrono>
@@ -55,6 +62,8 @@ public:
     // A write or invalidation of `key` cancels any claim on it.
     void cancel(std::string_view key);
     void cancel_all();
+    // How many claims are still held (current or cancelled), after a purge.
+    size_t held();
 
     // fork(): called by the owning Cache's fork hooks (util/fork_hooks.hpp).
     void fork_prepare() noexcept { mutex_.lock(); }
@@ -69,8 +78,16 @@ private:
         bool cancelled = false;
         uint64_t ticket = 0;
         std::string ns;
+        Clock::duration lease{};
     };
     static void report(const Claim &c, Held *held);
+    // Drop the claims nobody can report back any more (see the top); under mutex_.
+    void purge(Clock::time_point now);
+    // Purge when due: a lease after the last purge, or the table doubled.
+    void maybe_purge(Clock::time_point now, std::chrono::milliseconds lease);
+    static constexpr size_t kMinPurgeSize = 64;
+    Clock::time_point next_purge_{};
+    size_t purge_at_size_ = kMinPurgeSize;
     std::mutex mutex_;
     std::unordered_map<std::string, Claim> claims_;
     const uint64_t tag_;

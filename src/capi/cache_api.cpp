@@ -331,6 +331,14 @@ CACHEKIT_API int cachekit_cache_stats_get(cachekit_cache *c, cachekit_cache_stat
     });
 }
 
+CACHEKIT_API int cachekit_cache_claims_held(cachekit_cache *c, uint64_t *out) noexcept {
+    return guarded([&] {
+        require(out != nullptr, "out is NULL");
+        *out = cache_of(c).claims_held();
+        return CACHEKIT_OK;
+    });
+}
+
 CACHEKIT_API int cachekit_cache_metrics_text(cachekit_cache *c, cachekit_buf *out) noexcept {
     return guarded([&] {
         require(out != nullptr, "out is NULL");

@@ -139,6 +139,8 @@ CACHEKIT_DEFINE_EX(cachekit_cache_stats_get, (cachekit_cache *cache, cachekit_ca
                    (cache, out, ns))
 CACHEKIT_DEFINE_EX(cachekit_cache_metrics_text, (cachekit_cache *cache, cachekit_buf *out, cachekit_error *err),
                    (cache, out))
+CACHEKIT_DEFINE_EX(cachekit_cache_claims_held, (cachekit_cache *cache, uint64_t *out, cachekit_error *err),
+                   (cache, out))
 
 // L1
 CACHEKIT_DEFINE_EX(cachekit_l1_options_init, (cachekit_l1_options *opts, size_t struct_size, cachekit_error *err),

@@ -52,6 +52,41 @@ def _leading(state: Any, key: bytes) -> bool:
     return any(m[2] and m[0] is state and m[1] == key for m in _LEADING.get())
 
 
+async def _read_for_load(loop: asyncio.AbstractEventLoop, pool: Any, core: Any, ns: Any, key: bytes) -> tuple:
+    """core.get_for_load on the executor. The read goes on when the awaiting
+    task is cancelled (or closed) meanwhile, and a miss it ends with holds a
+    load claim nobody would see: that claim is abandoned once the read ends."""
+    job = pool.submit(core.get_for_load, ns, key)
+    try:
+        return await asyncio.wrap_future(job, loop=loop)
+    except BaseException:
+        if not job.cancel():  # started (or done): its claim, if any, is released when it ends
+            job.add_done_callback(lambda done: _abandon_claim_of(done, core, key))
+        raise
+
+
+def _abandon_claim_of(done: Any, core: Any, key: bytes) -> None:
+    if done.cancelled() or done.exception() is not None:
+        return
+    data, info = done.result()
+    if data is None and info.refresh_claim:
+        core.abandon_refresh(key, info.refresh_claim)
+
+
+async def _land(loop: asyncio.AbstractEventLoop, pool: Any, core: Any, ns: Any, key: bytes, data: bytes,
+                ttl: float, claim: int) -> bool:
+    """core.put_refresh(claim) on the executor. Once the write has started it
+    settles the claim itself, even if the awaiting task goes away; a write
+    cancelled before it started never will, so its claim is abandoned here."""
+    job = pool.submit(core.put_refresh, ns, key, data, ttl, claim)
+    try:
+        return await asyncio.wrap_future(job, loop=loop)
+    except BaseException:
+        if job.cancel():
+            core.abandon_refresh(key, claim)
+        raise
+
+
 class AsyncL2Mixin:
     """Part of _Cached: its L2-mode calls for coroutine functions."""
 
@@ -115,7 +150,7 @@ class AsyncL2Mixin:
         try:
             ns, pool = self.ns_bytes, core.executor()
             for _ in range(2):  # an unreadable value is dropped and looked up once more
-                data, info = await loop.run_in_executor(pool, core.get_for_load, ns, key)
+                data, info = await _read_for_load(loop, pool, core, ns, key)
                 if data is None:
                     claim = info.refresh_claim
                     break
@@ -148,12 +183,15 @@ class AsyncL2Mixin:
             # (No claim: unreadable twice, another writer's; as in the sync
             # path, this value is not stored.)
             if claim and generation == self.generation:
-                landing, claim = claim, 0
-                if await loop.run_in_executor(pool, core.put_refresh, ns, key, data, self.core_ttl, landing):
+                landing, claim = claim, 0  # _land settles it, whatever becomes of this task
+                if await _land(loop, pool, core, ns, key, data, self.core_ttl, landing):
                     self.note_written(key)
             return value
         finally:
-            if claim:  # the function raised, was cancelled, or its value is not stored
+            # The function raised, this task was cancelled or closed at any
+            # await, or the value is not stored: the claim goes back (a load
+            # error of the core), so the key's claim entry does not outlive us.
+            if claim:
                 core.abandon_refresh(key, claim)
             mark[2] = False
             _LEADING.reset(token)
@@ -175,10 +213,13 @@ class AsyncL2Mixin:
 
         async def refresh() -> None:
             try:
-                v = await self.fn(*args, **kwargs)
-                await loop.run_in_executor(core.executor(), core.put_refresh, self.ns_bytes, key, self.storable(v),
-                                           self.core_ttl, claim)
+                data = self.storable(await self.fn(*args, **kwargs))
             except BaseException:
+                core.abandon_refresh(key, claim)
+                return
+            try:
+                await _land(loop, core.executor(), core, self.ns_bytes, key, data, self.core_ttl, claim)
+            except Exception:  # a failed write may not have settled the claim
                 core.abandon_refresh(key, claim)
 
         task = loop.create_task(refresh())

@@ -269,6 +269,7 @@ typedef struct cachekit_cache_stats {
 } cachekit_cache_stats;
 int cachekit_cache_stats_get(cachekit_cache *cache, cachekit_cache_stats *out, const char *ns);
 int cachekit_cache_metrics_text(cachekit_cache *cache, cachekit_buf *out);
+int cachekit_cache_claims_held(cachekit_cache *cache, uint64_t *out);
 typedef struct cachekit_l1 cachekit_l1;
 #define CACHEKIT_L1_DEFAULT_MAX_BYTES ...
 #define CACHEKIT_L1_MIN_MAX_BYTES ...
@@ -380,6 +381,7 @@ int cachekit_cache_track_function_ex(cachekit_cache *cache, const char *ns, cons
 int cachekit_cache_invalidate_function_ex(cachekit_cache *cache, const char *ns, const char *function, uint64_t *deleted, cachekit_error *err);
 int cachekit_cache_stats_get_ex(cachekit_cache *cache, cachekit_cache_stats *out, const char *ns, cachekit_error *err);
 int cachekit_cache_metrics_text_ex(cachekit_cache *cache, cachekit_buf *out, cachekit_error *err);
+int cachekit_cache_claims_held_ex(cachekit_cache *cache, uint64_t *out, cachekit_error *err);
 int cachekit_l1_options_init_ex(cachekit_l1_options *opts, size_t struct_size, cachekit_error *err);
 int cachekit_l1_new_ex(cachekit_l1 **out, const cachekit_l1_options *opts, cachekit_error *err);
 int cachekit_l1_get_ex(cachekit_l1 *l1, cachekit_buf *out, const void *key, size_t key_len, cachekit_error *err);

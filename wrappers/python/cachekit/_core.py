@@ -715,6 +715,13 @@ class CoreCache:
         names = [n for n, _ in ffi.typeof("cachekit_cache_stats").fields if n != "struct_size"]
         return {n: getattr(st, n) for n in names}
 
+    def claims_held(self) -> int:
+        """Refresh and load claims not yet landed or abandoned (a debug count)."""
+        out = ffi.new("uint64_t *")
+        err = _new_err()
+        _check(lib.cachekit_cache_claims_held_ex(self._h, out, err), err)
+        return int(out[0])
+
     def metrics_text(self) -> str:
         slot = _take()
         buf, err = slot
