@@ -1408,6 +1408,81 @@ CACHEKIT_API int cachekit_l1_clear_ex(cachekit_l1 *l1, cachekit_error *err) CACH
 CACHEKIT_API int cachekit_l1_stats_ex(cachekit_l1 *l1, cachekit_l1_counters *out,
                                       cachekit_error *err) CACHEKIT_NOEXCEPT;
 
+/* ======================================================================
+ * Seeing failures: the log handler and the backend's health
+ *
+ * Reads fail open, so a backend that is down looks like a cache that always
+ * misses. The library reports the transitions it sees to one process-wide
+ * handler, on the thread that noticed them (a caller's, or a coherence feed's
+ * own thread), with no library lock held (the handler may call the library):
+ *   "backend_down"        WARNING  the first failed call after a success (or
+ *                                  the first call ever): connect refused, AUTH
+ *                                  refused, a timeout, the connection lost...
+ *   "breaker_open"        WARNING  the circuit breaker opened
+ *   "backend_recovered"   INFO     the first successful call after a failure
+ *   "coherence_suspended" WARNING  the L1 coherence feed was lost (L1 shut)
+ *   "coherence_resumed"   INFO     it is subscribed again (L1 back in use)
+ * The message names the backend by its URL without the password and without
+ * the query, then the cause: "redis://127.0.0.1:6390: connect failed:
+ * Connection refused". Each backend (and each cache's coherence feed) logs at
+ * most one line per event kind per 60 s; what it holds back is counted and
+ * told in its next line of that kind. No handler (the default) = silent:
+ * the library never writes to stderr. The strings are valid only during the
+ * call. Since 0.2.
+ * ====================================================================== */
+
+#define CACHEKIT_LOG_INFO 20    /* the numbers of Python's logging levels */
+#define CACHEKIT_LOG_WARNING 30
+
+typedef void (*cachekit_log_handler)(int level, const char *event, const char *message, void *user_data);
+
+/* Install `fn` (NULL: none) for every later event, process-wide; user_data
+ * is passed back as is. A handler must return (no longjmp, exception or
+ * foreign unwind), should be quick, and stays installed in a forked child.
+ * Registering is cheap but leaks a few bytes per call: register once.
+ * Since 0.2. */
+CACHEKIT_API void cachekit_set_log_handler(cachekit_log_handler fn, void *user_data) CACHEKIT_NOEXCEPT;
+
+/* Health states of cachekit_health.state. */
+#define CACHEKIT_HEALTH_OK 0           /* the last call that reached the backend succeeded (or none yet) */
+#define CACHEKIT_HEALTH_DOWN 1         /* the last call that reached it failed */
+#define CACHEKIT_HEALTH_BREAKER_OPEN 2 /* down, and the breaker fails calls fast (open or half-open) */
+
+/* L1 coherence states of cachekit_health.coherence. */
+#define CACHEKIT_COHERENCE_OFF 0       /* no coherence feed (not Redis, l1_coherence=off, no L1) */
+#define CACHEKIT_COHERENCE_LIVE 1      /* subscribed: the L1 is in use */
+#define CACHEKIT_COHERENCE_SUSPENDED 2 /* lost: the L1 is flushed and bypassed */
+
+#define CACHEKIT_HEALTH_BACKEND_SIZE 256
+
+/* What a backend's calls have seen so far; no round trip is made to fill it
+ * (cachekit_backend_health pings). No pointer, fixed size. struct_size first;
+ * only the fields that fit are written. Since 0.2. */
+typedef struct cachekit_health {
+    size_t struct_size;
+    int state;                     /* CACHEKIT_HEALTH_* */
+    int coherence;                 /* CACHEKIT_COHERENCE_* (a cache's; OFF for a backend alone) */
+    uint64_t consecutive_failures; /* failed calls since the last success */
+    double since;                  /* Unix time (s) the backend went down or came back; 0: never changed */
+    double last_error_at;          /* Unix time (s) of the last failure; 0: none */
+    char backend[CACHEKIT_HEALTH_BACKEND_SIZE];  /* the URL without password or query ("" without L2) */
+    char last_error[CACHEKIT_ERROR_MESSAGE_SIZE]; /* the last failure's cause ("" when none) */
+} cachekit_health;
+
+#define CACHEKIT_HEALTH_INIT {sizeof(cachekit_health), 0, 0, 0, 0.0, 0.0, "", ""}
+
+/* A backend handle's health. Since 0.2. */
+CACHEKIT_API int cachekit_backend_health_get(cachekit_backend *backend, cachekit_health *out) CACHEKIT_NOEXCEPT;
+
+/* A cache's L2 health and its coherence state; a cache without L2 reports
+ * CACHEKIT_HEALTH_OK with backend "". Since 0.2. */
+CACHEKIT_API int cachekit_cache_health_get(cachekit_cache *cache, cachekit_health *out) CACHEKIT_NOEXCEPT;
+
+CACHEKIT_API int cachekit_backend_health_get_ex(cachekit_backend *backend, cachekit_health *out,
+                                                cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_cache_health_get_ex(cachekit_cache *cache, cachekit_health *out,
+                                              cachekit_error *err) CACHEKIT_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

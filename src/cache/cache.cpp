@@ -79,7 +79,8 @@ Cache::Cache(CacheConfig config)
             };
             // The L1 refuses fills ticketed before it by itself.
             actions.forget_namespace = [this](std::string_view ns) { l1_->invalidate_namespace(ns); };
-            coherence_ = Coherence::start(*config_.backend, *l1_, config_.key_prefix, std::move(actions));
+            coherence_ = Coherence::start(*config_.backend, *l1_, config_.key_prefix, std::move(actions),
+                                          config_.resilient ? config_.resilient->label() : std::string());
         } catch (...) {
             fork_hooks::leave(this);
             throw;

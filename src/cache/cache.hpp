@@ -29,6 +29,7 @@
 #include "codec/keyring.hpp"
 #include "l1/l1_cache.hpp"
 #include "l2/backend.hpp"
+#include "l2/resilient_backend.hpp"
 #include "metrics/cache_metrics.hpp"
 #include "util/error.hpp"
 #include "util/fork_hooks.hpp"
@@ -41,6 +42,7 @@ struct CacheConfig {
     std::shared_ptr<crypto::Keyring> read_keyring;  // encryption off, a master key present: legacy-decrypt reads
     std::shared_ptr<l2::Backend> backend;        // null: L1 only
     std::function<int()> breaker_state;          // for stats; null: closed
+    l2::ResilientBackend *resilient = nullptr;   // `backend`'s resilience layer (health, log label); null: none
     std::string key_prefix;                      // L2 storage prefix (bound in the auto-mode AAD)
     l2::Ttl default_ttl;                         // nullopt: no expiry
     double refresh_ttl_below = 0;                // 0: off; an L2 hit with less than default_ttl x this left is reset to default_ttl

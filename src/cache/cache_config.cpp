@@ -198,6 +198,7 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
         // backend errors into misses before the cache sees them (documented).
         c.backend = std::shared_ptr<l2::Backend>(b, [](l2::Backend *) {});
         c.breaker_state = [b] { return int(b->breaker_state()); };
+        c.resilient = b;
         c.l2_timeout = b->config().command_timeout;
         return c;
     }
@@ -228,6 +229,7 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
     l2::ResilientBackend *raw = owned.get();
     c.backend = owned;
     c.breaker_state = [raw] { return int(raw->breaker_state()); };
+    c.resilient = raw;
     c.l2_timeout = oo.resilience.command_timeout;
     return c;
 }

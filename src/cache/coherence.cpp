@@ -6,8 +6,9 @@
 namespace cachekit::cache {
 
 std::unique_ptr<Coherence> Coherence::start(l2::Backend &backend, l1::L1Cache &l1, std::string key_prefix,
-                                            CoherenceActions actions) {
-    std::unique_ptr<Coherence> c(new Coherence(backend, l1, std::move(key_prefix), std::move(actions)));
+                                            CoherenceActions actions, std::string label) {
+    std::unique_ptr<Coherence> c(
+        new Coherence(backend, l1, std::move(key_prefix), std::move(actions), std::move(label)));
     c->start_feed();
     if (!c->feed_) return nullptr;
     // A cache starts with its L1 open when Redis is there: wait (bounded)
@@ -17,8 +18,14 @@ std::unique_ptr<Coherence> Coherence::start(l2::Backend &backend, l1::L1Cache &l
     return c;
 }
 
-Coherence::Coherence(l2::Backend &backend, l1::L1Cache &l1, std::string key_prefix, CoherenceActions actions)
-    : backend_(backend), l1_(l1), prefix_(std::move(key_prefix)), actions_(std::move(actions)), pid_(fork_hooks::pid()) {}
+Coherence::Coherence(l2::Backend &backend, l1::L1Cache &l1, std::string key_prefix, CoherenceActions actions,
+                     std::string label)
+    : backend_(backend),
+      l1_(l1),
+      prefix_(std::move(key_prefix)),
+      actions_(std::move(actions)),
+      label_(std::move(label)),
+      pid_(fork_hooks::pid()) {}
 
 Coherence::~Coherence() {
     // In a forked child that never restarted it, the feed's threads are the
@@ -106,15 +113,28 @@ void Coherence::namespace_changed(std::string_view ns) noexcept {
 // either landed before the clear (and is cleared) or holds a ticket older
 // than the clear (and is refused by the L1).
 void Coherence::suspend() noexcept {
-    suspended_.store(true, std::memory_order_release);
+    const bool was_open = !suspended_.exchange(true, std::memory_order_acq_rel);
     flush_l1();
+    if (was_open && !label_.empty() && log::enabled()) {
+        try {
+            gate_.report(log::Event::CoherenceSuspended,
+                         label_ + ": L1 coherence feed lost; L1 flushed and bypassed until it is subscribed again");
+        } catch (...) {
+        }
+    }
 }
 
 // Open first, then flush: whatever a fill read before the feed was
 // subscribed again carries a ticket older than this clear.
 void Coherence::live() noexcept {
-    suspended_.store(false, std::memory_order_release);
+    const bool was_shut = suspended_.exchange(false, std::memory_order_acq_rel);
     flush_l1();
+    if (was_shut && was_live_.exchange(true, std::memory_order_relaxed) && !label_.empty() && log::enabled()) {
+        try {
+            gate_.report(log::Event::CoherenceResumed, label_ + ": L1 coherence feed subscribed again; L1 back in use");
+        } catch (...) {
+        }
+    }
     session_ended();  // (for start(): the first attempt is over)
 }
 

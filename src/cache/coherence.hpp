@@ -18,6 +18,7 @@
 #include "l1/l1_cache.hpp"
 #include "l2/backend.hpp"
 #include "metrics/histogram.hpp"
+#include "util/log_sink.hpp"
 
 namespace cachekit::cache {
 
@@ -32,8 +33,9 @@ inline constexpr std::array<double, 11> kLagBucketsMs{0.05, 0.1, 0.25, 0.5, 1, 2
 class Coherence final : public l2::InvalidationHandler {
 public:
     // nullptr when the backend offers no feed (not Redis, or l1_coherence=off).
+    // `label` names the backend in the coherence_suspended / _resumed log lines.
     static std::unique_ptr<Coherence> start(l2::Backend &backend, l1::L1Cache &l1, std::string key_prefix,
-                                            CoherenceActions actions);
+                                            CoherenceActions actions, std::string label = {});
     ~Coherence() override;
 
     // False while the feed is down: no L1 fill may land (the L1 was flushed).
@@ -66,7 +68,8 @@ public:
     void session_ended() noexcept override;
 
 private:
-    Coherence(l2::Backend &backend, l1::L1Cache &l1, std::string key_prefix, CoherenceActions actions);
+    Coherence(l2::Backend &backend, l1::L1Cache &l1, std::string key_prefix, CoherenceActions actions,
+              std::string label);
     void start_feed();
     void flush_l1() noexcept;
     void drop(std::string_view l1_key) noexcept;
@@ -76,6 +79,9 @@ private:
     const std::string prefix_;
     const CoherenceActions actions_;
     std::atomic<bool> suspended_{true};  // until the feed is first live
+    std::atomic<bool> was_live_{false};  // a suspension before the first live is not news
+    const std::string label_;
+    log::EventGate gate_;
     std::atomic<pid_t> pid_;
     std::mutex restart_mu_;
     // The first connection attempt's end (live or failed), which start() awaits.

@@ -11,6 +11,7 @@
 
 #include "capi/backend_handle.hpp"
 #include "capi/boundary.hpp"
+#include "capi/health_out.hpp"
 #include "l2/open_backend.hpp"
 #include "util/buffer.hpp"
 
@@ -322,6 +323,17 @@ CACHEKIT_API int cachekit_backend_stats_get(cachekit_backend *backend, cachekit_
         CK_PUT(latency_ms_sum, s.latency_ms_sum)
         CK_PUT(latency_count, s.latency_count)
 #undef CK_PUT
+        return CACHEKIT_OK;
+    });
+}
+
+}  // extern "C"
+
+extern "C" {
+
+CACHEKIT_API int cachekit_backend_health_get(cachekit_backend *backend, cachekit_health *out) noexcept {
+    return guarded([&] {
+        capi::put_health(out, &backend_of(backend), CACHEKIT_COHERENCE_OFF);
         return CACHEKIT_OK;
     });
 }

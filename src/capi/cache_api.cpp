@@ -9,6 +9,7 @@
 #include "cache/single_flight.hpp"
 #include "capi/backend_handle.hpp"
 #include "capi/boundary.hpp"
+#include "capi/health_out.hpp"
 #include "codec/utf8.hpp"
 #include "metrics/prometheus.hpp"
 #include "util/buffer.hpp"
@@ -354,6 +355,21 @@ CACHEKIT_API int cachekit_cache_metrics_text(cachekit_cache *c, cachekit_buf *ou
         if (const cache::Coherence *coherence = cc.coherence()) text += coherence->metrics_text();
         if (cc.config().backend) text += cc.config().backend->metrics_text();
         buf_assign(out, text);
+        return CACHEKIT_OK;
+    });
+}
+
+}  // extern "C"
+
+extern "C" {
+
+CACHEKIT_API int cachekit_cache_health_get(cachekit_cache *c, cachekit_health *out) noexcept {
+    return guarded([&] {
+        cache::Cache &cc = cache_of(c);
+        int coherence = CACHEKIT_COHERENCE_OFF;
+        if (const cache::Coherence *feed = cc.coherence())
+            coherence = feed->l1_open() ? CACHEKIT_COHERENCE_LIVE : CACHEKIT_COHERENCE_SUSPENDED;
+        capi::put_health(out, cc.config().resilient, coherence);
         return CACHEKIT_OK;
     });
 }

@@ -164,4 +164,10 @@ CACHEKIT_DEFINE_EX(cachekit_l1_clear, (cachekit_l1 *l1, cachekit_error *err),
 CACHEKIT_DEFINE_EX(cachekit_l1_stats, (cachekit_l1 *l1, cachekit_l1_counters *out, cachekit_error *err),
                    (l1, out))
 
+// Seeing failures
+CACHEKIT_DEFINE_EX(cachekit_backend_health_get, (cachekit_backend *backend, cachekit_health *out, cachekit_error *err),
+                   (backend, out))
+CACHEKIT_DEFINE_EX(cachekit_cache_health_get, (cachekit_cache *cache, cachekit_health *out, cachekit_error *err),
+                   (cache, out))
+
 }  // extern "C"

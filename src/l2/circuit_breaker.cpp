@@ -72,15 +72,17 @@ void CircuitBreaker::success(const Ticket &t) {
     }
 }
 
-void CircuitBreaker::failure(const Ticket &t) {
-    if (!t.admitted) return;
+bool CircuitBreaker::failure(const Ticket &t) {
+    if (!t.admitted) return false;
     std::lock_guard<std::mutex> g(mu_);
-    if (t.generation != generation_) return;
+    if (t.generation != generation_) return false;
     if (state_ == State::Closed) {
-        if (++consecutive_failures_ >= config_.failure_threshold) open_locked(now());
-    } else if (state_ == State::HalfOpen && t.trial) {
-        open_locked(now());
+        if (++consecutive_failures_ < config_.failure_threshold) return false;
+    } else if (state_ != State::HalfOpen || !t.trial) {
+        return false;
     }
+    open_locked(now());
+    return true;
 }
 
 void CircuitBreaker::neutral(const Ticket &t) {

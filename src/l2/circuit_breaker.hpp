@@ -47,7 +47,8 @@ public:
 
     Ticket allow();
     void success(const Ticket &t);
-    void failure(const Ticket &t);
+    // True when this failure opened the breaker (for the breaker_open log line).
+    bool failure(const Ticket &t);
     void neutral(const Ticket &t);
 
     // The state now (an open breaker whose recovery time has passed reports

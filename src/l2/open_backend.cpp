@@ -7,6 +7,7 @@
 #include "l2/memory_backend.hpp"
 #include "l2/redis_backend.hpp"
 #include "l2/redis_cluster_backend.hpp"
+#include "l2/backend_label.hpp"
 #include "l2/url_text.hpp"
 #include "util/error.hpp"
 
@@ -97,6 +98,7 @@ std::unique_ptr<ResilientBackend> open_backend(std::string_view url, const OpenO
     ResilienceConfig outer = options.resilience;
     // A cluster bounds calls per node (its own backpressure): no second bound over all of them.
     if (has_scheme(url, "redis-cluster://")) outer.max_concurrency = 0;
+    outer.label = backend_label(url);
     return std::make_unique<ResilientBackend>(open_backend_raw(url, options), outer);
 }
 

@@ -14,7 +14,8 @@ ResilientBackend::ResilientBackend(std::unique_ptr<Backend> inner, ResilienceCon
     : inner_(std::move(inner)),
       config_(std::move(config)),
       breaker_(config_.breaker),
-      backpressure_(config_.max_concurrency, config_.backpressure_wait) {
+      backpressure_(config_.max_concurrency, config_.backpressure_wait),
+      monitor_(config_.label) {
     if (!inner_) fail(CACHEKIT_EINVAL, "no backend to wrap");
     if (config_.command_timeout.count() <= 0) fail(CACHEKIT_EINVAL, "command_timeout must be positive");
 }
@@ -69,6 +70,7 @@ auto ResilientBackend::run(Op op, Deadline deadline, Body &&body, Degraded &&deg
                                   std::memory_order_relaxed);
             latency_count_.fetch_add(1, std::memory_order_relaxed);
             if (config_.breaker_enabled) breaker_.success(ticket);
+            monitor_.succeeded();
             return;
         } else {
             auto result = body(bounded);
@@ -76,6 +78,7 @@ auto ResilientBackend::run(Op op, Deadline deadline, Body &&body, Degraded &&deg
                                   std::memory_order_relaxed);
             latency_count_.fetch_add(1, std::memory_order_relaxed);
             if (config_.breaker_enabled) breaker_.success(ticket);
+            monitor_.succeeded();
             return result;
         }
     } catch (const KeyFault &) {
@@ -90,9 +93,12 @@ auto ResilientBackend::run(Op op, Deadline deadline, Body &&body, Degraded &&deg
         }
         failures_.fetch_add(1, std::memory_order_relaxed);
         if (e.code() == CACHEKIT_ETIMEOUT) timeouts_.fetch_add(1, std::memory_order_relaxed);
-        if (config_.breaker_enabled) breaker_.failure(ticket);
+        const bool opened = config_.breaker_enabled && breaker_.failure(ticket);
         code = e.code();
         message = e.what();
+        // No lock is held here: the handler may call back into the library.
+        monitor_.failed(message);
+        if (opened) monitor_.breaker_opened(config_.breaker.failure_threshold, config_.breaker.recovery);
     } catch (...) {
         if (config_.breaker_enabled) breaker_.neutral(ticket);
         throw;
@@ -190,8 +196,10 @@ Health ResilientBackend::health(Deadline deadline) {
     if (h.ok) {
         latency_ns_.fetch_add(uint64_t(h.latency_ms * 1e6), std::memory_order_relaxed);
         latency_count_.fetch_add(1, std::memory_order_relaxed);
+        monitor_.succeeded();
     } else {
         failures_.fetch_add(1, std::memory_order_relaxed);
+        monitor_.failed(h.detail);
     }
     return h;
 }

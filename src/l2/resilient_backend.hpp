@@ -19,17 +19,21 @@
 // is a read or write with a KeyFault; clear, lock, unlock and other errors
 // that are not failures always propagate. Health
 // bypasses the breaker and backpressure and is never degraded. Counters are
-// atomics: exact under concurrency.
+// atomics: exact under concurrency. Failures and recoveries of the calls
+// that reach the backend (health included) feed a HealthMonitor: the
+// backend_down / breaker_open / backend_recovered log events.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "l2/backend.hpp"
 #include "l2/backpressure.hpp"
 #include "l2/circuit_breaker.hpp"
+#include "l2/health_monitor.hpp"
 
 namespace cachekit::l2 {
 
@@ -40,6 +44,9 @@ struct ResilienceConfig {
     uint32_t max_concurrency = 0;  // 0 = no backpressure bound
     std::chrono::milliseconds backpressure_wait{100};
     std::chrono::milliseconds command_timeout{250};
+    // How log lines and cachekit_health name the backend (backend_label of its
+    // URL); empty = no log lines (a cluster's per-node layers).
+    std::string label;
 };
 
 struct ResilienceStats {
@@ -94,6 +101,9 @@ public:
     static Deadline clear_deadline() { return Deadline::after(std::chrono::seconds(60)); }
 
     ResilienceStats stats() const;
+    // What the calls so far have seen: down since when, the last error.
+    HealthSnapshot health_snapshot() const { return monitor_.snapshot(); }
+    const std::string &label() const noexcept { return monitor_.label(); }
     CircuitBreaker::State breaker_state() const;
     Backend &inner() { return *inner_; }
     const ResilienceConfig &config() const { return config_; }
@@ -109,6 +119,7 @@ private:
     ResilienceConfig config_;
     CircuitBreaker breaker_;
     Backpressure backpressure_;
+    HealthMonitor monitor_;
 
     std::atomic<uint64_t> calls_{0}, failures_{0}, timeouts_{0}, rejected_open_{0}, rejected_busy_{0},
         degraded_reads_{0}, skipped_writes_{0}, latency_ns_{0}, latency_count_{0};

@@ -49,6 +49,22 @@ int main(void) {
         check_size("CACHEKIT_ERROR_INIT.code", (size_t)e.code, 0);
     }
 
+    /* cachekit_health (0.2): no pointer, fixed size, as cachekit_error; the
+     * Rust and Go bindings declare the same layout by hand. */
+    check_size("CACHEKIT_HEALTH_BACKEND_SIZE", CACHEKIT_HEALTH_BACKEND_SIZE, 256);
+    OFFSET(cachekit_health, state, sizeof(size_t));
+    OFFSET(cachekit_health, coherence, sizeof(size_t) + sizeof(int));
+    OFFSET(cachekit_health, consecutive_failures, sizeof(size_t) + 2 * sizeof(int));
+    OFFSET(cachekit_health, since, sizeof(size_t) + 2 * sizeof(int) + 8);
+    OFFSET(cachekit_health, last_error_at, sizeof(size_t) + 2 * sizeof(int) + 16);
+    OFFSET(cachekit_health, backend, sizeof(size_t) + 2 * sizeof(int) + 24);
+    OFFSET(cachekit_health, last_error, sizeof(size_t) + 2 * sizeof(int) + 24 + 256);
+    SIZE(cachekit_health, sizeof(size_t) + 2 * sizeof(int) + 24 + 256 + 1024);
+    {
+        cachekit_health h = CACHEKIT_HEALTH_INIT;
+        check_size("CACHEKIT_HEALTH_INIT.struct_size", h.struct_size, sizeof(cachekit_health));
+    }
+
     /* Options structs embed no versioned struct by value: the backend
      * options of a cache are a pointer (since 0.2). */
     check_size("sizeof(cachekit_cache_options.backend_options)",

@@ -9,6 +9,13 @@ package cachekit
 // //export may hold declarations only.
 extern int goCachekitLoader(cachekit_load *load, void *payload);
 
+// The Go log handler (log_export.go): cgo declares it with char *, hence the cast.
+extern void goCachekitLog(int level, char *event, char *message, void *user_data);
+
+void ck_install_log_handler(void) {
+    cachekit_set_log_handler((cachekit_log_handler)goCachekitLog, NULL);
+}
+
 // get_or_load with the Go loader; the payload is a runtime/cgo.Handle,
 // passed as an integer so no Go pointer crosses the boundary.
 int ck_get_or_load(cachekit_cache *cache, cachekit_buf *out, cachekit_lookup *info,

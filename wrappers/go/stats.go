@@ -20,6 +20,7 @@ type Stats struct {
 	L2LatencySum                                                    time.Duration
 	L1Entries, L1Bytes, L1Evictions, L1Expirations                  uint64 // whole cache
 	BreakerState                                                    BreakerState
+	Health                                                          Health // the L2's, as Cache.Health
 }
 
 // BreakerState is the backend circuit breaker's state.
@@ -48,7 +49,12 @@ func (c *Cache) Stats(ns string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	health, err := c.Health()
+	if err != nil {
+		return Stats{}, err
+	}
 	return Stats{
+		Health: health,
 		L1Hits: uint64(st.l1_hits), L2Hits: uint64(st.l2_hits), Misses: uint64(st.misses),
 		Stores: uint64(st.stores), Loads: uint64(st.loads), LoadErrors: uint64(st.load_errors),
 		Waits: uint64(st.waits), StaleServed: uint64(st.stale_served), Refreshes: uint64(st.refreshes),

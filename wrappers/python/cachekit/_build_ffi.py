@@ -392,8 +392,34 @@ int cachekit_l1_invalidate_ex(cachekit_l1 *l1, const void *key, size_t key_len, 
 int cachekit_l1_invalidate_namespace_ex(cachekit_l1 *l1, const void *ns, size_t ns_len, cachekit_error *err);
 int cachekit_l1_clear_ex(cachekit_l1 *l1, cachekit_error *err);
 int cachekit_l1_stats_ex(cachekit_l1 *l1, cachekit_l1_counters *out, cachekit_error *err);
+#define CACHEKIT_LOG_INFO ...
+#define CACHEKIT_LOG_WARNING ...
+typedef void (*cachekit_log_handler)(int level, const char *event, const char *message, void *user_data);
+void cachekit_set_log_handler(cachekit_log_handler fn, void *user_data);
+#define CACHEKIT_HEALTH_OK ...
+#define CACHEKIT_HEALTH_DOWN ...
+#define CACHEKIT_HEALTH_BREAKER_OPEN ...
+#define CACHEKIT_COHERENCE_OFF ...
+#define CACHEKIT_COHERENCE_LIVE ...
+#define CACHEKIT_COHERENCE_SUSPENDED ...
+#define CACHEKIT_HEALTH_BACKEND_SIZE ...
+typedef struct cachekit_health {
+    size_t struct_size;
+    int state;
+    int coherence;
+    uint64_t consecutive_failures;
+    double since;
+    double last_error_at;
+    char backend[256];
+    char last_error[1024];
+} cachekit_health;
+int cachekit_backend_health_get(cachekit_backend *backend, cachekit_health *out);
+int cachekit_cache_health_get(cachekit_cache *cache, cachekit_health *out);
+int cachekit_backend_health_get_ex(cachekit_backend *backend, cachekit_health *out, cachekit_error *err);
+int cachekit_cache_health_get_ex(cachekit_cache *cache, cachekit_health *out, cachekit_error *err);
 /* Python callbacks (cffi extern "Python"). */
 extern "Python" int _cachekit_py_loader(cachekit_load *load, void *payload);
+extern "Python" void _cachekit_py_log(int level, const char *event, const char *message, void *user_data);
 """
 
 

@@ -8,6 +8,7 @@ ffi.buffer(ptr, size)[:].
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -417,6 +418,45 @@ class _Failures:
 # The cache handle
 # ---------------------------------------------------------------------------
 
+# The core's failure events (docs/operations.md, "Seeing failures") go to this
+# logger: WARNING for backend_down, breaker_open, coherence_suspended, INFO for
+# backend_recovered, coherence_resumed (the core passes logging's numbers).
+_LOGGER = logging.getLogger("cachekit")
+
+
+@ffi.def_extern()
+def _cachekit_py_log(level: int, event: Any, message: Any, user_data: Any) -> None:  # pragma: no cover - via C
+    # Called on whatever thread noticed (a caller's or a coherence feed's): cffi
+    # takes the GIL. A static function pointer, so it stays valid after fork().
+    try:
+        name = ffi.string(event).decode("utf-8", "replace")
+        _LOGGER.log(level, "%s", ffi.string(message).decode("utf-8", "replace"),
+                    extra={"cachekit_event": name})
+    except BaseException:  # nothing may cross back into C
+        pass
+
+
+lib.cachekit_set_log_handler(lib._cachekit_py_log, ffi.NULL)
+
+HEALTH_STATES = {lib.CACHEKIT_HEALTH_OK: "ok", lib.CACHEKIT_HEALTH_DOWN: "down",
+                 lib.CACHEKIT_HEALTH_BREAKER_OPEN: "breaker_open"}
+COHERENCE_STATES = {lib.CACHEKIT_COHERENCE_OFF: "off", lib.CACHEKIT_COHERENCE_LIVE: "live",
+                    lib.CACHEKIT_COHERENCE_SUSPENDED: "suspended"}
+
+
+def health_dict(h: Any) -> dict[str, Any]:
+    """A cachekit_health as a dict (state and coherence by name; None for "never")."""
+    return {
+        "state": HEALTH_STATES.get(h.state, str(h.state)),
+        "backend": ffi.string(h.backend).decode("utf-8", "replace"),
+        "last_error": ffi.string(h.last_error).decode("utf-8", "replace") or None,
+        "last_error_at": h.last_error_at or None,
+        "since": h.since or None,
+        "consecutive_failures": int(h.consecutive_failures),
+        "coherence": COHERENCE_STATES.get(h.coherence, str(h.coherence)),
+    }
+
+
 class _LoadCtx:
     """What the loader callback needs; also carries the exception back across C."""
 
@@ -721,6 +761,14 @@ class CoreCache:
         err = _new_err()
         _check(lib.cachekit_cache_claims_held_ex(self._h, out, err), err)
         return int(out[0])
+
+    def health(self) -> dict[str, Any]:
+        """The L2's health as the core saw it (no round trip): see health_dict."""
+        h = ffi.new("cachekit_health *")
+        h.struct_size = ffi.sizeof("cachekit_health")
+        err = _new_err()
+        _check(lib.cachekit_cache_health_get_ex(self._h, h, err), err)
+        return health_dict(h)
 
     def metrics_text(self) -> str:
         slot = _take()

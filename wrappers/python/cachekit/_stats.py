@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 from cachekit._config import _PROCESS_ID
 from cachekit._core import SOURCE_L1, SOURCE_L2, SOURCE_WAITED, CacheKitError
@@ -18,6 +18,9 @@ class CacheInfo(NamedTuple):
     l2_avg_latency_ms: float
     last_operation_at: Optional[float]
     session_id: str
+    # The L2's health (state "ok" / "down" / "breaker_open", backend, last_error,
+    # last_error_at, since, consecutive_failures, coherence); None without a core.
+    backend_health: Optional[dict[str, Any]] = None
 
 
 class StatsMixin:
@@ -52,14 +55,16 @@ class StatsMixin:
             return CacheInfo(hits, self.misses, hits, 0, self.objects.max_entries, len(self.objects), 0.0,
                              self.last_op, self.session_id)
         avg = 0.0
+        health = None
         try:
             st = self.core.stats(self.ns_bytes)
             if st["l2_latency_count"]:
                 avg = st["l2_latency_sum_ms"] / st["l2_latency_count"]
+            health = self.core.health()
         except CacheKitError:
             pass
         return CacheInfo(self.hits, self.misses, self.l1_hits, self.l2_hits, None, None, avg, self.last_op,
-                         self.session_id)
+                         self.session_id, health)
 
     def reset_stats(self) -> None:
         with self.lock:

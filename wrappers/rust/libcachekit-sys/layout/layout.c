@@ -140,6 +140,15 @@ const struct ck_layout_entry ck_layout_entries[] = {
     FIELD(cachekit_l1_counters, max_bytes),
     FIELD(cachekit_l1_counters, admitted),
     FIELD(cachekit_l1_counters, rejected_by_admission),
+    SIZE(cachekit_health),
+    FIELD(cachekit_health, struct_size),
+    FIELD(cachekit_health, state),
+    FIELD(cachekit_health, coherence),
+    FIELD(cachekit_health, consecutive_failures),
+    FIELD(cachekit_health, since),
+    FIELD(cachekit_health, last_error_at),
+    FIELD(cachekit_health, backend),
+    FIELD(cachekit_health, last_error),
 };
 
 const size_t ck_layout_count = sizeof ck_layout_entries / sizeof ck_layout_entries[0];

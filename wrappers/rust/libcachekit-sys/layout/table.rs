@@ -130,6 +130,15 @@ macro_rules! rust_layout {
             ("cachekit_l1_counters.max_bytes", core::mem::offset_of!(cachekit_l1_counters, max_bytes)),
             ("cachekit_l1_counters.admitted", core::mem::offset_of!(cachekit_l1_counters, admitted)),
             ("cachekit_l1_counters.rejected_by_admission", core::mem::offset_of!(cachekit_l1_counters, rejected_by_admission)),
+            ("cachekit_health", core::mem::size_of::<cachekit_health>()),
+            ("cachekit_health.struct_size", core::mem::offset_of!(cachekit_health, struct_size)),
+            ("cachekit_health.state", core::mem::offset_of!(cachekit_health, state)),
+            ("cachekit_health.coherence", core::mem::offset_of!(cachekit_health, coherence)),
+            ("cachekit_health.consecutive_failures", core::mem::offset_of!(cachekit_health, consecutive_failures)),
+            ("cachekit_health.since", core::mem::offset_of!(cachekit_health, since)),
+            ("cachekit_health.last_error_at", core::mem::offset_of!(cachekit_health, last_error_at)),
+            ("cachekit_health.backend", core::mem::offset_of!(cachekit_health, backend)),
+            ("cachekit_health.last_error", core::mem::offset_of!(cachekit_health, last_error)),
         ]
     };
 }

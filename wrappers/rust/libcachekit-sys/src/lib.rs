@@ -1170,4 +1170,62 @@ extern "C" {
         out: *mut cachekit_l1_counters,
         err: *mut cachekit_error,
     ) -> c_int;
+    pub fn cachekit_backend_health_get_ex(
+        backend: *mut cachekit_backend,
+        out: *mut cachekit_health,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_cache_health_get_ex(
+        cache: *mut cachekit_cache,
+        out: *mut cachekit_health,
+        err: *mut cachekit_error,
+    ) -> c_int;
+}
+
+// Seeing failures: the log handler and the backend's health (since 0.2).
+pub const CACHEKIT_LOG_INFO: c_int = 20;
+pub const CACHEKIT_LOG_WARNING: c_int = 30;
+pub const CACHEKIT_HEALTH_OK: c_int = 0;
+pub const CACHEKIT_HEALTH_DOWN: c_int = 1;
+pub const CACHEKIT_HEALTH_BREAKER_OPEN: c_int = 2;
+pub const CACHEKIT_COHERENCE_OFF: c_int = 0;
+pub const CACHEKIT_COHERENCE_LIVE: c_int = 1;
+pub const CACHEKIT_COHERENCE_SUSPENDED: c_int = 2;
+pub const CACHEKIT_HEALTH_BACKEND_SIZE: usize = 256;
+
+/// cachekit_log_handler: called on any thread, with no library lock held; must not unwind.
+pub type cachekit_log_handler =
+    Option<unsafe extern "C" fn(level: c_int, event: *const c_char, message: *const c_char, user_data: *mut c_void)>;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct cachekit_health {
+    pub struct_size: usize,
+    pub state: c_int,
+    pub coherence: c_int,
+    pub consecutive_failures: u64,
+    pub since: f64,
+    pub last_error_at: f64,
+    pub backend: [c_char; CACHEKIT_HEALTH_BACKEND_SIZE],
+    pub last_error: [c_char; CACHEKIT_ERROR_MESSAGE_SIZE],
+}
+
+impl cachekit_health {
+    /// CACHEKIT_HEALTH_INIT.
+    pub const INIT: cachekit_health = cachekit_health {
+        struct_size: core::mem::size_of::<cachekit_health>(),
+        state: 0,
+        coherence: 0,
+        consecutive_failures: 0,
+        since: 0.0,
+        last_error_at: 0.0,
+        backend: [0; CACHEKIT_HEALTH_BACKEND_SIZE],
+        last_error: [0; CACHEKIT_ERROR_MESSAGE_SIZE],
+    };
+}
+
+extern "C" {
+    pub fn cachekit_set_log_handler(fn_: cachekit_log_handler, user_data: *mut c_void);
+    pub fn cachekit_backend_health_get(backend: *mut cachekit_backend, out: *mut cachekit_health) -> c_int;
+    pub fn cachekit_cache_health_get(cache: *mut cachekit_cache, out: *mut cachekit_health) -> c_int;
 }

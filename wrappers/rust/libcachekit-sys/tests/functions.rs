@@ -159,7 +159,12 @@ fn every_function_links() {
         cachekit_l1_invalidate_namespace_ex as *const (),
         cachekit_l1_clear_ex as *const (),
         cachekit_l1_stats_ex as *const (),
+        cachekit_set_log_handler as *const (),
+        cachekit_backend_health_get as *const (),
+        cachekit_cache_health_get as *const (),
+        cachekit_backend_health_get_ex as *const (),
+        cachekit_cache_health_get_ex as *const (),
     ];
-    assert_eq!(symbols.len(), 154);
+    assert_eq!(symbols.len(), 159);
     assert!(symbols.iter().all(|p| !p.is_null()));
 }

@@ -48,14 +48,16 @@ fn every_struct_matches_the_header() {
         "layout differs from cachekit.h:\n{}",
         mismatches.join("\n")
     );
-    // Ten structs, each with its size checked.
-    assert_eq!(c.iter().filter(|(n, _)| !n.contains('.')).count(), 10);
+    // Eleven structs (cachekit_health since 0.2), each with its size checked.
+    assert_eq!(c.iter().filter(|(n, _)| !n.contains('.')).count(), 11);
 }
 
 #[test]
 fn init_constants_match_the_macros() {
     let err = cachekit_error::INIT;
     assert_eq!(err.struct_size, core::mem::size_of::<cachekit_error>());
+    let health = cachekit_health::INIT;
+    assert_eq!(health.struct_size, core::mem::size_of::<cachekit_health>());
     let lookup = cachekit_lookup::INIT;
     assert_eq!(lookup.age_seconds, -1.0);
     assert_eq!(lookup.temporal_keys, -1);

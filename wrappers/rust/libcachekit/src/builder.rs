@@ -300,6 +300,7 @@ impl CacheBuilder {
     /// `Error::InvalidArgument`, before any C call.
     pub fn build(self) -> Result<Cache, Error> {
         self.check_interop()?;
+        crate::logging::install();
         let opt = |what: &str, s: &Option<String>| s.as_deref().map(|s| cstring(what, s)).transpose();
         let url: Option<CString> = match &self.backend {
             Backend::Environment => None,

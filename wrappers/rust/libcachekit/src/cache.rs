@@ -255,6 +255,15 @@ impl Cache {
         Ok(Stats::from(s))
     }
 
+    /// The L2's health as the core saw it, without a round trip (kept out of
+    /// `Stats`, which is `Copy`, because it holds the error text).
+    pub fn health(&self) -> Result<Health, Error> {
+        let mut h = sys::cachekit_health::INIT;
+        // SAFETY: live handle, struct of the header's size.
+        call(|err| unsafe { sys::cachekit_cache_health_get_ex(self.as_ptr(), &mut h, err) })?;
+        Ok(Health::from(&h))
+    }
+
     /// A lookup that also reports where the value came from and, on an SWR
     /// stale hit, the refresh claim this caller was handed (exactly one caller
     /// per stale period): compute a new value and `put_refresh` it, or
@@ -361,6 +370,67 @@ impl From<sys::cachekit_lookup> for Lookup {
             source: l.source,
             refresh_claim: (l.refresh != 0).then_some(l.refresh_claim),
             age: (l.age_seconds >= 0.0).then_some(l.age_seconds),
+        }
+    }
+}
+
+/// What the L2's calls have seen (cachekit_health.state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HealthState {
+    Ok,
+    Down,
+    BreakerOpen,
+}
+
+/// The L1 coherence feed's state (cachekit_health.coherence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CoherenceState {
+    Off,
+    Live,
+    Suspended,
+}
+
+/// A cache's L2 health (cachekit_health); times are Unix seconds.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Health {
+    pub state: HealthState,
+    pub coherence: CoherenceState,
+    /// The URL without password or query; "" without L2.
+    pub backend: String,
+    pub last_error: Option<String>,
+    pub last_error_at: Option<f64>,
+    /// When it went down or came back.
+    pub since: Option<f64>,
+    pub consecutive_failures: u64,
+}
+
+fn c_text(chars: &[core::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = chars.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+impl From<&sys::cachekit_health> for Health {
+    fn from(h: &sys::cachekit_health) -> Health {
+        let last_error = c_text(&h.last_error);
+        Health {
+            state: match h.state {
+                sys::CACHEKIT_HEALTH_DOWN => HealthState::Down,
+                sys::CACHEKIT_HEALTH_BREAKER_OPEN => HealthState::BreakerOpen,
+                _ => HealthState::Ok,
+            },
+            coherence: match h.coherence {
+                sys::CACHEKIT_COHERENCE_LIVE => CoherenceState::Live,
+                sys::CACHEKIT_COHERENCE_SUSPENDED => CoherenceState::Suspended,
+                _ => CoherenceState::Off,
+            },
+            backend: c_text(&h.backend),
+            last_error: (!last_error.is_empty()).then_some(last_error),
+            last_error_at: (h.last_error_at != 0.0).then_some(h.last_error_at),
+            since: (h.since != 0.0).then_some(h.since),
+            consecutive_failures: h.consecutive_failures,
         }
     }
 }

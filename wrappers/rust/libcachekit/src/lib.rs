@@ -24,6 +24,7 @@ mod error;
 mod ffi;
 mod keys;
 mod load;
+mod logging;
 mod macro_support;
 mod temporal;
 mod types;
@@ -31,7 +32,7 @@ mod value;
 mod values;
 
 pub use builder::{CacheBuilder, Format, L1Admission};
-pub use cache::{Cache, ForLoad, Lookup, Stats};
+pub use cache::{Cache, CoherenceState, ForLoad, Health, HealthState, Lookup, Stats};
 pub use error::Error;
 pub use keys::{interop_key, interop_key_raw, interop_key_with_canonical};
 pub use load::LoadError;

@@ -1,0 +1,66 @@
+// What a user can see of a backend's failures: the health state one
+// ResilientBackend has observed (ok / down, the last error and when) and the
+// log events of its transitions (util/log_sink.hpp): backend_down on the
+// first failure after a success (or the first ever), breaker_open when its
+// breaker opens, backend_recovered on the first success after a failure.
+// Each kind goes through a per-backend EventGate, so a flapping backend logs
+// at most one line per kind a minute.
+//
+// The healthy path costs one relaxed atomic load; transitions take a mutex,
+// released before any log line is emitted. Fork-safe (a fork hook).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "util/fork_hooks.hpp"
+#include "util/log_sink.hpp"
+
+namespace cachekit::l2 {
+
+struct HealthSnapshot {
+    bool down = false;
+    uint64_t consecutive_failures = 0;
+    double since = 0;          // wall-clock seconds when the state began; 0: never changed
+    double last_error_at = 0;  // 0: no failure seen
+    std::string last_error;
+};
+
+class HealthMonitor final : private fork_hooks::Participant {
+public:
+    // An empty label stays silent (a cluster's per-node layers: the cluster reports).
+    explicit HealthMonitor(std::string label);
+    ~HealthMonitor() { fork_hooks::leave(this); }
+    HealthMonitor(const HealthMonitor &) = delete;
+    HealthMonitor &operator=(const HealthMonitor &) = delete;
+
+    void succeeded() noexcept {
+        if (down_.load(std::memory_order_relaxed)) recovered();
+    }
+    void failed(std::string_view cause) noexcept;
+    void breaker_opened(uint32_t threshold, std::chrono::milliseconds recovery) noexcept;
+
+    HealthSnapshot snapshot() const;
+    const std::string &label() const noexcept { return label_; }
+
+private:
+    void before_fork() noexcept override { mu_.lock(); }
+    void after_fork_parent() noexcept override { mu_.unlock(); }
+    void after_fork_child() noexcept override { mu_.unlock(); }
+    void recovered() noexcept;
+
+    const std::string label_;
+    std::atomic<bool> down_{false};
+    mutable std::mutex mu_;
+    uint64_t consecutive_failures_ = 0;
+    double since_ = 0;
+    double last_error_at_ = 0;
+    std::string last_error_;
+    log::EventGate gate_;
+};
+
+}  // namespace cachekit::l2
