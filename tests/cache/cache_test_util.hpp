@@ -104,6 +104,20 @@ inline cachekit_cache_options default_options() {
     return o;
 }
 
+// Backend options of the outage tests: 200 ms timeouts, a pool of two, and a
+// breaker that opens after three failures and closes after one good trial.
+inline cachekit_backend_options quick_breaker_options(uint32_t breaker_recovery_ms) {
+    cachekit_backend_options bo = CACHEKIT_BACKEND_OPTIONS_INIT;
+    bo.command_timeout_ms = 200;
+    bo.connect_timeout_ms = 200;
+    bo.breaker_failures = 3;
+    bo.breaker_recovery_ms = breaker_recovery_ms;
+    bo.breaker_half_open_calls = 1;
+    bo.breaker_successes = 1;
+    bo.pool_size = 2;
+    return bo;
+}
+
 inline cachekit_cache_stats stats_of(cachekit_cache *c, const char *ns = nullptr) {
     cachekit_cache_stats s;
     std::memset(&s, 0, sizeof s);

@@ -74,14 +74,7 @@ ct::CacheHandle cache_on(const std::string &url, uint32_t breaker_recovery_ms) {
     cachekit_cache_options o = ct::default_options();
     o.backend_url = url.c_str();
     o.l1 = CACHEKIT_OFF;  // every call reaches L2
-    cachekit_backend_options bo = CACHEKIT_BACKEND_OPTIONS_INIT;
-    bo.command_timeout_ms = 200;
-    bo.connect_timeout_ms = 200;
-    bo.breaker_failures = 3;
-    bo.breaker_recovery_ms = breaker_recovery_ms;
-    bo.breaker_half_open_calls = 1;
-    bo.breaker_successes = 1;
-    bo.pool_size = 2;
+    cachekit_backend_options bo = ct::quick_breaker_options(breaker_recovery_ms);
     o.backend_options = &bo;
     return ct::new_cache(&o);
 }

@@ -44,14 +44,7 @@ ct::CacheHandle outage_cache(int fail_closed = CACHEKIT_DEFAULT, int cross_proce
     o.backend_url = url.c_str();
     o.l1 = CACHEKIT_OFF;
     o.fail_closed = fail_closed;
-    cachekit_backend_options bo = CACHEKIT_BACKEND_OPTIONS_INIT;
-    bo.command_timeout_ms = 200;
-    bo.connect_timeout_ms = 200;
-    bo.breaker_failures = 3;
-    bo.breaker_recovery_ms = breaker_recovery_ms;
-    bo.breaker_half_open_calls = 1;
-    bo.breaker_successes = 1;
-    bo.pool_size = 2;
+    cachekit_backend_options bo = ct::quick_breaker_options(breaker_recovery_ms);
     o.backend_options = &bo;
     return ct::new_cache(&o);  // the URL and the backend options are copied; they may go
 }
