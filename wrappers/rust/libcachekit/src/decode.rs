@@ -8,8 +8,13 @@
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
-/// The deepest nesting read (the C library's own limit).
-const MAX_DEPTH: usize = 1024;
+/// The deepest nesting read. The protocol allows a bound from 32 to 1024
+/// (the C library reads 1024); this reader recurses once per level, and an
+/// unoptimised build's frames need more than a spawned thread's 2 MiB stack
+/// (tokio's workers, the test harness) for 1024 levels, so a hostile
+/// document could abort the process. 256 levels fit with room to spare; a
+/// deeper value is `DeserializationFailed`, which the cache treats as a miss.
+pub(crate) const MAX_DEPTH: usize = 256;
 
 #[derive(Debug)]
 pub(crate) struct DecodeError(String);

@@ -26,6 +26,12 @@ pub fn wire_format() -> Option<Json> {
     vector_file("wire-format.json")
 }
 
+/// decode-bounds.json (hostile documents every decoder must refuse).
+#[allow(dead_code)]
+pub fn decode_bounds() -> Option<Json> {
+    vector_file("decode-bounds.json")
+}
+
 fn vector_file(file: &str) -> Option<Json> {
     let path = vectors_dir().join(file);
     match std::fs::read_to_string(&path) {
