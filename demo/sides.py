@@ -54,6 +54,8 @@ def run_build(cmd: list[str], cwd: str, env: dict, what: str, offline_hint: str 
     r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     if r.returncode != 0:
         out = (r.stdout + r.stderr)[-3000:]
+        if "because --locked was passed" in out:  # a stale lock file, whose message says "network" too
+            raise RuntimeError(f"{what}: the lock file is out of date with the crates it builds\n{out}")
         if offline_hint and any(w in out.lower() for w in
                                 ("could not resolve", "failed to download", "network", "timed out",
                                  "dial tcp", "connection refused", "failed to get", "failed to query")):

@@ -27,6 +27,7 @@ import pyvenv  # noqa: E402
 from python_interop import build_ours, run_with_redis  # noqa: E402
 from python_rust_interop import RustRunner  # noqa: E402
 
+STALE_LOCK = "because --locked was passed"
 OFFLINE = re.compile(r"failed to (download|get|query|fetch)|could not resolve|network|timed out|spurious|connect", re.I)
 
 
@@ -46,6 +47,8 @@ def build_rust_side(build_dir: str, target_dir: str) -> str:
     fetch = subprocess.run([cargo, "fetch", "--locked"], cwd=HERE, env=env, capture_output=True, text=True)
     if fetch.returncode != 0:
         print(fetch.stderr, file=sys.stderr)
+        if STALE_LOCK in fetch.stderr:  # its message says "network" too: ours to fix
+            pyvenv.fail("Cargo.lock is out of date with the crates it builds: update it and commit it")
         if OFFLINE.search(fetch.stderr):
             pyvenv.skip("crates.io cannot be reached to fetch the pinned dependencies")
         pyvenv.fail("cargo fetch --locked failed (Cargo.lock out of date?)")
