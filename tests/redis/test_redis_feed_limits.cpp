@@ -59,7 +59,9 @@ struct HostileFeedServer {
         ++connections;
         std::string pending;
         char buf[4096];
-        while (!server->stopping()) {
+        // No look at `server` here: reset() nulls it before the destructor joins
+        // this thread; the shutdown it does ends recv() instead.
+        for (;;) {
             ssize_t n = recv(fd, buf, sizeof buf, 0);
             if (n <= 0) return;
             pending.append(buf, size_t(n));
@@ -94,7 +96,7 @@ struct HostileFeedServer {
         while (block.size() < 65536) block += unit;
         timeval tv{0, 200 * 1000};  // a client that stopped reading makes send() time out
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        while (body_sent < kBody && !server->stopping()) {
+        while (body_sent < kBody) {  // ends at the client's close or the server's shutdown
             const ssize_t n = send(fd, block.data(), block.size(), MSG_NOSIGNAL);
             if (n <= 0) break;
             body_sent += size_t(n);
