@@ -272,14 +272,18 @@ def _revive_auto(d: dict) -> Any:
 _unpackb = msgpack.unpackb
 
 
-def _undecodable(e: Exception) -> Exception:
-    """msgpack-python's refusals (ValueError kinds, a TypeError for a map key
-    Python cannot hash) as the package's DecodeError, with the reason; the
-    package's own errors (a hook's) as they are."""
-    from cachekit._core import CacheKitError, DecodeError, lib
-    if isinstance(e, CacheKitError):
-        return e
-    return DecodeError(lib.CACHEKIT_EDESERIALIZE, f"the value does not decode: {type(e).__name__}: {e}")
+def _unpack(data: Any, hook: Any) -> Any:
+    """msgpack-python's unpackb (`hook` the object hook, or None); its refusals
+    (ValueError kinds, a TypeError for a map key Python cannot hash) become the
+    package's DecodeError naming the cause, the package's own errors (a hook's)
+    pass as they are."""
+    try:
+        return _unpackb(data, raw=False, strict_map_key=False, object_hook=hook)
+    except (TypeError, ValueError) as e:
+        from cachekit._core import CacheKitError, DecodeError, lib
+        if isinstance(e, CacheKitError):
+            raise
+        raise DecodeError(lib.CACHEKIT_EDESERIALIZE, f"the value does not decode: {type(e).__name__}: {e}") from e
 
 
 def decode_value(data: Any, temporal_keys: int = -1) -> Any:
@@ -287,15 +291,8 @@ def decode_value(data: Any, temporal_keys: int = -1) -> Any:
     call per map) is used only when a sentinel key occurs: temporal_keys is
     the core's answer (cachekit_lookup.temporal_keys, 1 or 0), or -1 to search
     the bytes here."""
-    try:
-        if temporal_keys > 0 or (temporal_keys < 0 and (b"__date" in data or b"__time__" in data)):
-            return _unpackb(data, raw=False, strict_map_key=False, object_hook=_revive)
-        return _unpackb(data, raw=False, strict_map_key=False)
-    except (TypeError, ValueError) as e:
-        err = _undecodable(e)
-        if err is e:
-            raise
-        raise err from e
+    revive = temporal_keys > 0 or (temporal_keys < 0 and (b"__date" in data or b"__time__" in data))
+    return _unpack(data, _revive if revive else None)
 
 
 def decode_auto_value(data: Any, temporal_keys: int = -1) -> Any:
@@ -303,15 +300,7 @@ def decode_auto_value(data: Any, temporal_keys: int = -1) -> Any:
     hook runs only when one may occur)."""
     if type(data) is not bytes:
         data = bytes(data)  # the core's buffer: searched below
-    try:
-        if b"__" in data:
-            return _unpackb(data, raw=False, strict_map_key=False, object_hook=_revive_auto)
-        return _unpackb(data, raw=False, strict_map_key=False)
-    except (TypeError, ValueError) as e:
-        err = _undecodable(e)
-        if err is e:
-            raise
-        raise err from e
+    return _unpack(data, _revive_auto if b"__" in data else None)
 
 
 # ---------------------------------------------------------------------------
