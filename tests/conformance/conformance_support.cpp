@@ -547,6 +547,8 @@ void Checks::report(Report &r, const std::string &name) const {
     else r.ok(name, notes_);
 }
 
+const std::string &str(const Json &v, const char *field) { return v.at(field).get_ref<const std::string &>(); }
+
 const char *opt_cstr(const Json &v, const char *field) {
     auto it = v.find(field);
     if (it == v.end() || it->is_null()) return nullptr;

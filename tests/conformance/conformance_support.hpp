@@ -198,6 +198,9 @@ struct Buf {
     Bytes bytes() const { return buf_bytes(b); }
 };
 
+// A JSON string field that must be present (throws otherwise).
+const std::string &str(const Json &v, const char *field);
+
 // A JSON string field, or NULL when absent or null (for optional C strings).
 const char *opt_cstr(const Json &v, const char *field);
 

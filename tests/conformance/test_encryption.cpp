@@ -19,7 +19,6 @@ const char *const kFile = "encryption.json";
 Json V;
 Report R(kFile);
 
-const std::string &str(const Json &v, const char *field) { return v.at(field).get_ref<const std::string &>(); }
 
 bool derive_from_hex(Checks &c, const std::string &hex, const char *tenant, cachekit_derived_keys &keys) {
     unsigned char master[CACHEKIT_KEY_SIZE];

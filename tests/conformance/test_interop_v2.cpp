@@ -16,7 +16,6 @@ const char *const kFile = "interop-v2.json";
 Json V;
 Report R(kFile);
 
-const std::string &str(const Json &v, const char *field) { return v.at(field).get_ref<const std::string &>(); }
 
 // Our own container of `value` with `method` must unwrap to `value`.
 void check_roundtrip(Checks &c, const Bytes &value, int method, Buf &wrapped) {

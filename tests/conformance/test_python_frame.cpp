@@ -23,7 +23,6 @@ const char *const kFile = "python-frame.json";
 Json V;
 Report R(kFile);
 
-const std::string &str(const Json &v, const char *field) { return v.at(field).get_ref<const std::string &>(); }
 
 // The payload offset computed from the frame layout itself (7 + hlen).
 size_t layout_payload_offset(const Bytes &frame) {

@@ -49,30 +49,21 @@ void test_reject_vectors_get_the_guards_own_error(void **) {
     assert_int_equal(failures, 0);
 }
 
-// A cache over a memory backend, reading interop entries.
-struct InteropCache {
-    cachekit_backend *backend = nullptr;
-    cachekit_cache *cache = nullptr;
-    explicit InteropCache(bool fail_closed) {
-        assert_int_equal(cachekit_backend_open(&backend, "memory://", nullptr), CACHEKIT_OK);
-        cachekit_cache_options o;
-        assert_int_equal(cachekit_cache_options_init(&o, sizeof o), CACHEKIT_OK);
-        o.backend = backend;
-        o.format = CACHEKIT_FORMAT_INTEROP;
-        o.l1 = CACHEKIT_OFF;
-        o.fail_closed = fail_closed ? CACHEKIT_ON : CACHEKIT_OFF;
-        assert_int_equal(cachekit_cache_new(&cache, &o), CACHEKIT_OK);
-    }
-    ~InteropCache() {
-        cachekit_cache_free(cache);
-        cachekit_backend_free(backend);
+// A cache over a memory backend of its own, reading interop entries.
+struct InteropCache : MemoryCache {
+    explicit InteropCache(bool fail_closed)
+        : MemoryCache([&](cachekit_cache_options &o) {
+              o.format = CACHEKIT_FORMAT_INTEROP;
+              o.fail_closed = fail_closed ? CACHEKIT_ON : CACHEKIT_OFF;
+          }) {
+        assert_int_equal(rc(), CACHEKIT_OK);
     }
     void plant(const std::string &key, const Bytes &value) {
-        assert_int_equal(cachekit_backend_set(backend, key.data(), key.size(), value.data(), value.size(), 0.0),
+        assert_int_equal(cachekit_backend_set(backend(), key.data(), key.size(), value.data(), value.size(), 0.0),
                          CACHEKIT_OK);
     }
     int read(const std::string &key, Buf &out) {
-        return cachekit_cache_get(cache, out.p(), nullptr, "users", key.data(), key.size());
+        return cachekit_cache_get(cache(), out.p(), nullptr, "users", key.data(), key.size());
     }
 };
 

@@ -23,33 +23,24 @@ namespace {
 Json ENC, IOP;
 Report R_enc("encryption.json"), R_iop("interop-mode.json");
 
-const std::string &str(const Json &v, const char *field) { return v.at(field).get_ref<const std::string &>(); }
 
-struct EncryptingCache {
-    cachekit_backend *backend = nullptr;
-    cachekit_cache *cache = nullptr;
-    EncryptingCache(int format, bool integrity, bool fail_closed, const std::string &master_hex, const std::string &tenant) {
-        assert_int_equal(cachekit_backend_open(&backend, "memory://", nullptr), CACHEKIT_OK);
-        cachekit_cache_options o;
-        assert_int_equal(cachekit_cache_options_init(&o, sizeof o), CACHEKIT_OK);
-        o.backend = backend;
-        o.format = format;
-        o.integrity = integrity ? CACHEKIT_ON : CACHEKIT_OFF;
-        o.encryption = CACHEKIT_ON;
-        o.master_key_hex = master_hex.c_str();
-        o.previous_keys_hex = "";
-        o.tenant = tenant.c_str();
-        o.l1 = CACHEKIT_OFF;
-        o.fail_closed = fail_closed ? CACHEKIT_ON : CACHEKIT_OFF;
-        assert_int_equal(cachekit_cache_new(&cache, &o), CACHEKIT_OK);
-    }
-    ~EncryptingCache() {
-        cachekit_cache_free(cache);
-        cachekit_backend_free(backend);
+// An encrypting cache over a memory backend of its own.
+struct EncryptingCache : MemoryCache {
+    EncryptingCache(int format, bool integrity, bool fail_closed, const std::string &master_hex, const std::string &tenant)
+        : MemoryCache([&](cachekit_cache_options &o) {
+              o.format = format;
+              o.integrity = integrity ? CACHEKIT_ON : CACHEKIT_OFF;
+              o.encryption = CACHEKIT_ON;
+              o.master_key_hex = master_hex.c_str();
+              o.previous_keys_hex = "";
+              o.tenant = tenant.c_str();
+              o.fail_closed = fail_closed ? CACHEKIT_ON : CACHEKIT_OFF;
+          }) {
+        assert_int_equal(rc(), CACHEKIT_OK);
     }
     Bytes stored(const std::string &key) {
         Buf raw;
-        assert_int_equal(cachekit_backend_get(backend, raw.p(), key.data(), key.size()), CACHEKIT_OK);
+        assert_int_equal(cachekit_backend_get(backend(), raw.p(), key.data(), key.size()), CACHEKIT_OK);
         return raw.bytes();
     }
 };
@@ -82,7 +73,7 @@ void test_auto_writes_seal_under_the_reference_aad(void **) {
         const bool integrity = v.at("compressed").get<bool>();
         EncryptingCache ec(CACHEKIT_FORMAT_AUTO, integrity, true, str(ENC, "master_key_hex"), str(ENC, "tenant_id"));
         const std::string &key = str(v, "cache_key");
-        if (!c.ok(cachekit_cache_put(ec.cache, "test", key.data(), key.size(), payload.data(), payload.size(), 60.0),
+        if (!c.ok(cachekit_cache_put(ec.cache(), "test", key.data(), key.size(), payload.data(), payload.size(), 60.0),
                   "cachekit_cache_put"))
             return;
         Bytes frame = ec.stored(key);
@@ -119,7 +110,7 @@ void test_interop_writes_seal_under_the_reference_aad(void **) {
         EncryptingCache ec(CACHEKIT_FORMAT_INTEROP, false, true, str(rt, "master_key_hex"), str(v, "tenant_id"));
         const std::string &key = str(v, "cache_key");
         const Bytes payload = from_hex(str(rt, "plaintext_hex"));
-        if (!c.ok(cachekit_cache_put(ec.cache, "users", key.data(), key.size(), payload.data(), payload.size(), 60.0),
+        if (!c.ok(cachekit_cache_put(ec.cache(), "users", key.data(), key.size(), payload.data(), payload.size(), 60.0),
                   "cachekit_cache_put"))
             return;
         cachekit_derived_keys keys;
@@ -152,10 +143,10 @@ void test_decrypted_interop_reads_refuse_stray_bytes(void **) {
                          CACHEKIT_OK);
         for (bool fail_closed : {false, true}) {
             EncryptingCache ec(CACHEKIT_FORMAT_INTEROP, false, fail_closed, str(rt, "master_key_hex"), tenant);
-            assert_int_equal(cachekit_backend_set(ec.backend, key.data(), key.size(), sealed.b.ptr, sealed.b.size, 0.0),
+            assert_int_equal(cachekit_backend_set(ec.backend(), key.data(), key.size(), sealed.b.ptr, sealed.b.size, 0.0),
                              CACHEKIT_OK);
             Buf out;
-            int rc = cachekit_cache_get(ec.cache, out.p(), nullptr, "users", key.data(), key.size());
+            int rc = cachekit_cache_get(ec.cache(), out.p(), nullptr, "users", key.data(), key.size());
             if (tail.empty()) {
                 assert_int_equal(rc, CACHEKIT_OK);
                 assert_true(out.bytes() == doc);
@@ -216,7 +207,7 @@ void test_the_decrypted_container_is_chosen_by_configuration(void **) {
         EncryptingCache ec(CACHEKIT_FORMAT_AUTO, k.integrity, false, master, tenant);
         // A real write gives the frame header; its payload is replaced by
         // the case's plaintext, sealed under the AAD this reader builds.
-        assert_int_equal(cachekit_cache_put(ec.cache, "test", key.data(), key.size(), doc.data(), doc.size(), 60.0),
+        assert_int_equal(cachekit_cache_put(ec.cache(), "test", key.data(), key.size(), doc.data(), doc.size(), 60.0),
                          CACHEKIT_OK);
         Bytes frame = ec.stored(key);
         Buf s, m, aad, sealed, out;
@@ -230,9 +221,9 @@ void test_the_decrypted_container_is_chosen_by_configuration(void **) {
         Bytes planted(frame.begin(), frame.begin() + std::ptrdiff_t(off));
         Bytes body = sealed.bytes();
         planted.insert(planted.end(), body.begin(), body.end());
-        assert_int_equal(cachekit_backend_set(ec.backend, key.data(), key.size(), planted.data(), planted.size(), 0.0),
+        assert_int_equal(cachekit_backend_set(ec.backend(), key.data(), key.size(), planted.data(), planted.size(), 0.0),
                          CACHEKIT_OK);
-        int rc = cachekit_cache_get(ec.cache, out.p(), nullptr, "test", key.data(), key.size());
+        int rc = cachekit_cache_get(ec.cache(), out.p(), nullptr, "test", key.data(), key.size());
         const bool ok = k.served ? rc == CACHEKIT_OK && out.bytes() == k.value : rc == CACHEKIT_ENOTFOUND;
         if (!ok) {
             print_error("%s: %s%s\n", k.what, cachekit_error_name(rc), rc == CACHEKIT_OK ? (" " + out.hex()).c_str() : "");

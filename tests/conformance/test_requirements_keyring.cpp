@@ -33,19 +33,13 @@ int keyring_new(const std::string &current, const std::string &previous) {
 
 // An encrypting cache over a memory backend; NULL keys: the environment's.
 int cache_new(const char *current, const char *previous) {
-    cachekit_backend *backend = nullptr;
-    if (cachekit_backend_open(&backend, "memory://", nullptr) != CACHEKIT_OK) return CACHEKIT_EINTERNAL;
-    cachekit_cache_options o;
-    cachekit_cache_options_init(&o, sizeof o);
-    o.backend = backend;
-    o.encryption = CACHEKIT_ON;
-    o.master_key_hex = current;
-    o.previous_keys_hex = previous;
-    cachekit_cache *cache = nullptr;
-    int rc = cachekit_cache_new(&cache, &o);
-    if ((rc == CACHEKIT_OK) != (cache != nullptr)) rc = CACHEKIT_EINTERNAL;
-    cachekit_cache_free(cache);
-    cachekit_backend_free(backend);
+    MemoryCache mc([&](cachekit_cache_options &o) {
+        o.encryption = CACHEKIT_ON;
+        o.master_key_hex = current;
+        o.previous_keys_hex = previous;
+    });
+    int rc = mc.rc();
+    if ((rc == CACHEKIT_OK) != (mc.cache() != nullptr)) rc = CACHEKIT_EINTERNAL;  // a cache exactly when OK
     return rc;
 }
 

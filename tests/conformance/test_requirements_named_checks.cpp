@@ -23,7 +23,6 @@ namespace {
 Json FRAME, WIRE;
 Report R_frame("python-frame.json"), R_wire("wire-format.json");
 
-const std::string &str(const Json &v, const char *field) { return v.at(field).get_ref<const std::string &>(); }
 
 std::string last_message() { return cachekit_error_last_message(); }
 
