@@ -313,6 +313,32 @@ class _Decorator:
         return deco
 
 
+class _Unavailable:
+    """cache.io: an attribute like the reference's (its decorator partial), so reading it
+    never raises (inspect.getmembers, mock.create_autospec, hasattr); applying it to a
+    function is a ConfigurationError at decoration, where the reference refuses a missing
+    api_key: libcachekit has no CachekitIO HTTP backend."""
+
+    def __call__(self, fn: Optional[Callable[..., Any]] = None, **kw: Any) -> Any:
+        if fn is not None:
+            self._refuse()
+
+        def deco(f: Callable) -> Callable:
+            self._refuse()
+            return f
+
+        return deco
+
+    @staticmethod
+    def _refuse() -> None:
+        raise ConfigurationError(lib.CACHEKIT_EINVAL,
+                                 "cache.io (the hosted CachekitIO HTTP backend) is not available in libcachekit: "
+                                 "use backend='redis://...', a file directory or 'memory://'")
+
+    def __repr__(self) -> str:
+        return "<cachekit cache.io: not available in libcachekit>"
+
+
 class _Cache(_Decorator):
     minimal: _Decorator
     production: _Decorator
@@ -320,17 +346,13 @@ class _Cache(_Decorator):
     dev: _Decorator
     test: _Decorator
     local: _Decorator
+    io: _Unavailable
 
     def __init__(self) -> None:
         super().__init__({}, "cache")
         for name, d in _PRESETS.items():
             setattr(self, name, _Decorator(dict(d), name))
-
-    @property
-    def io(self) -> Any:
-        raise NotImplementedError(
-            "cache.io (the hosted CachekitIO HTTP backend) is not available in libcachekit: "
-            "use backend='redis://...' or a file/memory backend")
+        self.io = _Unavailable()
 
 
 cache = _Cache()
