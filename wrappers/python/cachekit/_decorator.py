@@ -277,6 +277,11 @@ class _Decorator:
         self._name = name
 
     def _build(self, fn: Callable, kw: dict[str, Any]) -> Callable:
+        if not callable(fn):
+            # @cache above @classmethod: the classmethod object is no function, and a wrapper
+            # of it would fail at every call; refused here, at import, as the reference does.
+            raise TypeError(f"{fn!r} is not a callable object: put @cache below @classmethod "
+                            "(@classmethod, then @cache, then def)")
         opts = dict(self._defaults)
         opts.update(_validate(dict(kw)))
         if opts.get("_local"):
@@ -301,10 +306,8 @@ class _Decorator:
     def __call__(self, fn: None = None, **kw: Any) -> Callable[[Callable[P, R]], CachedFunction[P, R]]: ...
 
     def __call__(self, fn: Optional[Callable[..., Any]] = None, **kw: Any) -> Any:
-        if fn is not None and callable(fn):
-            return self._build(fn, kw)
         if fn is not None:
-            raise TypeError("cache() takes the function or keyword arguments only")
+            return self._build(fn, kw)
         _validate(dict(kw))  # unknown parameters fail at decoration time, before the function is seen
 
         def deco(f: Callable) -> Callable:
