@@ -101,6 +101,12 @@ def _check_choices(opts: dict[str, Any]) -> None:
     adm = opts.get("l1_admission")
     if adm is not None and adm not in ("lru", "tinylfu"):
         raise ConfigurationError(lib.CACHEKIT_EINVAL, f'l1_admission must be "lru" or "tinylfu", got {adm!r}')
+    n = opts.get("max_entries")
+    if n is not None:  # the reference's cache.local checks, with its types and messages
+        if not isinstance(n, int):
+            raise TypeError(f"max_entries must be an int, got {type(n).__name__}")
+        if n < 1:
+            raise ValueError(f"max_entries must be >= 1, got {n}")
     if opts.get("_local") and not opts.get("ttl"):
         raise ValueError(f"cache.local needs a ttl > 0, got {opts.get('ttl')!r}")
 

@@ -59,3 +59,25 @@ def test_classmethod_above_cache_works():
 
     # A class is no key argument (here as in the reference: the call runs uncached), but it runs.
     assert Repo.cm(1) == ("Repo", 1) and Repo().cm(2) == ("Repo", 2) and calls == [1, 2]
+
+
+# -- cache.local(max_entries=...): the reference's checks --------------------------------
+
+@pytest.mark.parametrize("n", [0, -1])
+def test_local_max_entries_below_one_is_a_value_error(n):
+    with pytest.raises(ValueError, match="max_entries must be >= 1"):
+        cache.local(max_entries=n)(plain)
+    with pytest.raises(ValueError, match="max_entries must be >= 1"):
+        cache(backend=None, max_entries=n)(plain)
+
+
+@pytest.mark.parametrize("n", [1.5, "10"])
+def test_local_max_entries_not_an_int_is_a_type_error(n):
+    with pytest.raises(TypeError, match="max_entries must be an int"):
+        cache.local(max_entries=n)(plain)
+
+
+def test_local_max_entries_one_keeps_one():
+    g = cache.local(max_entries=1)(plain)
+    g(1), g(2)
+    assert g.cache_info().currsize == 1 and g.cache_info().maxsize == 1
