@@ -81,3 +81,37 @@ def test_local_max_entries_one_keeps_one():
     g = cache.local(max_entries=1)(plain)
     g(1), g(2)
     assert g.cache_info().currsize == 1 and g.cache_info().maxsize == 1
+
+
+# -- a backend string that looks like a URL but is not one -------------------------------
+
+@pytest.mark.parametrize("url", ["redis//127.0.0.1:6379", "REDIS//127.0.0.1", "redis:/127.0.0.1:6379",
+                                 "redis:127.0.0.1", "127.0.0.1:6379", "localhost:6379", "file:/tmp/x",
+                                 "memory:", "unix//run/redis.sock"])
+@pytest.mark.parametrize("fail_closed", [None, True])
+def test_a_malformed_url_is_refused_not_a_directory(url, fail_closed, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigurationError, match="unsupported backend URL"):
+        cache(backend=url, fail_closed=fail_closed)(plain)
+    assert list(tmp_path.iterdir()) == []  # no ./redis/ (or any) directory was made
+
+
+def test_set_default_backend_refuses_a_malformed_url():
+    from cachekit import get_default_backend, set_default_backend
+    with pytest.raises(ConfigurationError, match="unsupported backend URL"):
+        set_default_backend("redis//127.0.0.1:6379")
+    assert get_default_backend() is None
+
+
+@pytest.mark.parametrize("rel", ["redis", "redis/cache", "cache-dir", "./redis:v1", "data.v2/x"])
+def test_directory_paths_are_still_file_caches(rel, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    calls = []
+
+    @cache(backend=rel, ttl=60)
+    def f(x):
+        calls.append(x)
+        return x
+
+    assert f(1) == 1 and f(1) == 1 and calls == [1]
+    assert f._cachekit.core_spec[1]["backend_url"] == "file://" + str(tmp_path / rel.removeprefix("./"))
