@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Callable, Optional, overload
+from typing import Any, Callable, Concatenate, Optional, overload
 
 from cachekit import _codec, _key_registry
 from cachekit._async import AsyncL2Mixin
@@ -36,7 +36,7 @@ from cachekit._objmode import ObjectModeMixin
 from cachekit._refresh import RefreshMixin
 from cachekit._stats import StatsMixin
 from cachekit._tenants import TenantRouter
-from cachekit._types import P, R, CachedFunction
+from cachekit._types import P, R, S, AnyFirst, CacheDecorator, CachedClassFunction, CachedFunction
 
 log = logging.getLogger("cachekit")
 
@@ -208,6 +208,19 @@ def _object_hot_path(state: _Cached) -> Callable:
     return wrapper
 
 
+def _ainvalidate(state: _Cached) -> Callable[..., Any]:
+    """invalidate_cache as a coroutine: an L2's I/O runs on the core's executor."""
+
+    async def ainvalidate_cache(*args: Any, **kwargs: Any) -> None:
+        if state.objects is not None:
+            state.invalidate(args, kwargs)
+        else:
+            core = state._core or state.build_core()
+            await asyncio.get_running_loop().run_in_executor(core.executor(), state.invalidate, args, kwargs)
+
+    return ainvalidate_cache
+
+
 def _make_wrapper(state: _Cached) -> Callable:
     fn = state.fn
     if state.is_async:
@@ -238,16 +251,8 @@ def _make_wrapper(state: _Cached) -> Callable:
             async def awrapper(*args: Any, **kwargs: Any) -> Any:
                 return await acall(args, kwargs)
 
-        async def ainvalidate_cache(*args: Any, **kwargs: Any) -> None:
-            if state.objects is not None:
-                state.invalidate(args, kwargs)
-            else:
-                core = state._core or state.build_core()
-                await asyncio.get_running_loop().run_in_executor(core.executor(), state.invalidate, args, kwargs)
-
         wrapper: Any = awrapper
-        wrapper.invalidate_cache = ainvalidate_cache
-        wrapper.ainvalidate_cache = ainvalidate_cache
+        wrapper.invalidate_cache = _ainvalidate(state)
     elif state.objects is not None and state.key_fn is None:
         wrapper = functools.wraps(fn)(_object_hot_path(state))
         wrapper.invalidate_cache = lambda *a, **k: state.invalidate(a, k)
@@ -259,6 +264,8 @@ def _make_wrapper(state: _Cached) -> Callable:
             return call(args, kwargs)
 
         wrapper.invalidate_cache = lambda *a, **k: state.invalidate(a, k)
+    # Awaitable on sync functions too (as the reference's cache.local): the static type declares it on both.
+    wrapper.ainvalidate_cache = wrapper.invalidate_cache if state.is_async else _ainvalidate(state)
     wrapper.cache_info = state.info
     wrapper.cache_clear = state.clear
     wrapper._cachekit = state
@@ -299,11 +306,18 @@ class _Decorator:
                          opts["tenant_extractor"]).install()
         return _make_wrapper(state)
 
+    # The overloads' order is CacheDecorator's (_types.py), which says why.
+    @overload
+    def __call__(self, fn: Callable[Concatenate[AnyFirst, P], Any]) -> CachedFunction[..., Any]: ...
+
+    @overload
+    def __call__(self, fn: Callable[Concatenate[type[S], P], R]) -> CachedClassFunction[S, P, R]: ...
+
     @overload
     def __call__(self, fn: Callable[P, R]) -> CachedFunction[P, R]: ...
 
     @overload
-    def __call__(self, fn: None = None, **kw: Any) -> Callable[[Callable[P, R]], CachedFunction[P, R]]: ...
+    def __call__(self, fn: None = None, **kw: Any) -> CacheDecorator: ...
 
     def __call__(self, fn: Optional[Callable[..., Any]] = None, **kw: Any) -> Any:
         if fn is not None:

@@ -115,3 +115,21 @@ def test_directory_paths_are_still_file_caches(rel, tmp_path, monkeypatch):
 
     assert f(1) == 1 and f(1) == 1 and calls == [1]
     assert f._cachekit.core_spec[1]["backend_url"] == "file://" + str(tmp_path / rel.removeprefix("./"))
+
+
+# -- ainvalidate_cache, which the static type declares on every decorated function ---------
+
+@pytest.mark.parametrize("backend", [None, "memory://"], ids=["object", "l2"])
+def test_sync_functions_have_ainvalidate_cache(backend):
+    import asyncio
+    calls = []
+
+    @cache(backend=backend, ttl=60)
+    def f(x):
+        calls.append(x)
+        return x
+
+    f(1), f(1)
+    asyncio.run(f.ainvalidate_cache(1))
+    f(1)
+    assert calls == [1, 1]
