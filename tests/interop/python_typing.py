@@ -64,10 +64,18 @@ def ensure_pyright(prefix: str) -> str | None:
         return None
     shutil.rmtree(prefix, ignore_errors=True)
     os.makedirs(prefix)
-    r = subprocess.run([npm, "install", "--prefix", prefix, "--no-audit", "--no-fund", "--no-save",
-                        f"pyright@{PYRIGHT}"], capture_output=True, text=True, timeout=300)
+    try:
+        r = subprocess.run([npm, "install", "--prefix", prefix, "--no-audit", "--no-fund", "--no-save",
+                            f"pyright@{PYRIGHT}"], capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        print(f"pyright: not run (npm install pyright@{PYRIGHT} did not finish in 300 s)", flush=True)
+        return None
     if r.returncode != 0 or not os.path.exists(exe):
-        if subprocess.run([npm, "ping"], capture_output=True, timeout=60).returncode == 0:
+        try:
+            reachable = subprocess.run([npm, "ping"], capture_output=True, timeout=60).returncode == 0
+        except subprocess.TimeoutExpired:
+            reachable = False
+        if reachable:
             pyvenv.fail(f"npm install pyright@{PYRIGHT} failed:\n{r.stdout}{r.stderr}")
         print(f"pyright: not run (the npm registry cannot be reached for pyright@{PYRIGHT})", flush=True)
         return None
