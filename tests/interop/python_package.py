@@ -7,8 +7,10 @@
    unreachable) runs `pip install --no-build-isolation <copy of wrappers/python>` with
    only PKG_CONFIG_PATH set, then, from another directory, without PYTHONPATH or
    LD_LIBRARY_PATH: the package's version is the .pc's, the extension's RUNPATH is the
-   .pc's libdir, and a decorated function goes through the embedded default (file
-   backend under XDG_CACHE_HOME): a miss, a hit, and a hit from a second process;
+   .pc's libdir, and a decorated function with the file backend named
+   (CACHEKIT_FILE_CACHE_DIR) gets a miss, a hit, and a hit from a second process;
+   with nothing configured it caches in its process only (a miss again in the next
+   process, nothing on disk under XDG_CACHE_HOME);
 3. without libcachekit on PKG_CONFIG_PATH the install fails with the clear message
    (what to install, which variable), not a compiler traceback;
 4. `python -m build` makes an sdist and a wheel named with the library's version.
@@ -109,15 +111,18 @@ def main() -> int:
         print("ok: pip install ./wrappers/python against the installed prefix")
         libdir = run(["pkg-config", "--variable=libdir", "cachekit"], env=env).stdout.strip()
         cache_home = os.path.join(tmp, "xdg-cache")
+        file_dir = os.path.join(tmp, "file-l2")
         user_env = pyvenv.clean_env(XDG_CACHE_HOME=cache_home)
         results = []
-        for _ in range(2):  # the second process finds the first one's entry in the file L2
-            r = run([python, "-c", DECORATED], env=user_env, cwd=tmp)
+        # With the file backend named, the second process finds the first one's entry;
+        # the third, with nothing configured, caches in its process only.
+        for env_run in (dict(user_env, CACHEKIT_FILE_CACHE_DIR=file_dir),) * 2 + (user_env,):
+            r = run([python, "-c", DECORATED], env=env_run, cwd=tmp)
             if r.returncode != 0:
                 pyvenv.fail(f"the decorated function failed:\n{r.stdout}{r.stderr}")
             results.append(__import__("json").loads(r.stdout.strip().splitlines()[-1]))
         site = os.path.dirname(os.path.dirname(python))
-        first, second = results
+        first, second, bare = results
         checks = [
             (first["file"].startswith(site), f"imported from the venv ({first['file']})"),
             (first["version"] == version, f"cachekit.__version__ {first['version']} == the .pc's Version {version}"),
@@ -125,7 +130,9 @@ def main() -> int:
              f"first process: one miss then one hit ({first})"),
             (first["first"] == first["second"] == {"x": 12, "square": 144}, "the value round-trips"),
             (second["calls"] == 0 and second["hits"] == 2, f"second process: hits from the file L2 ({second})"),
-            (bool(glob.glob(os.path.join(cache_home, "cachekit", "*"))), "entries in $XDG_CACHE_HOME/cachekit"),
+            (bool(glob.glob(os.path.join(file_dir, "*"))), "entries in $CACHEKIT_FILE_CACHE_DIR"),
+            (bare["calls"] == 1 and bare["hits"] == 1, f"nothing configured: a miss, then an in-process hit ({bare})"),
+            (not os.path.exists(os.path.join(cache_home, "cachekit")), "nothing configured: nothing on disk"),
         ]
         ext = glob.glob(os.path.join(os.path.dirname(first["file"]), "_ffi*.so"))
         runpath = run(["readelf", "-d", ext[0]]).stdout if ext else ""

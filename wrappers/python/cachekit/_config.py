@@ -63,10 +63,28 @@ def _backend_url(backend: Any) -> Optional[str]:
     if isinstance(backend, str):
         if "://" in backend:
             return backend
+        _refuse_url_lookalike(backend)
         return "file://" + os.path.abspath(os.path.expanduser(backend))
     if isinstance(backend, os.PathLike):
         return "file://" + os.path.abspath(os.fspath(backend))
     raise TypeError(f"backend must be a URL, a directory path, a cachekit.Backend or None, got {type(backend)!r}")
+
+
+# The schemes the core opens (src/l2/open_backend.cpp), and rediss:// it names to refuse.
+_SCHEMES = ("redis", "rediss", "redis-cluster", "unix", "file", "memory")
+
+
+def _refuse_url_lookalike(backend: str) -> None:
+    """A string without "://" is a directory, unless it looks like a URL: a colon in its
+    first segment ("redis:/h", "localhost:6379", "file:/d") or a scheme's name before a
+    double slash ("redis//h:6379"). Such a typo is refused, as the core refuses it for
+    Rust, Go and the tool, instead of becoming a file cache in ./redis/ (a directory
+    whose name has a colon is still taken as "./name:x" or an absolute path)."""
+    first = backend.split("/", 1)[0]
+    if ":" in first or (first.lower() in _SCHEMES and backend[len(first):].startswith("//")):
+        raise ConfigurationError(lib.CACHEKIT_EINVAL,
+                                 f'unsupported backend URL "{backend[:64]}": use redis://, redis-cluster://, unix://, '
+                                 'file:///absolute/dir or memory:// (a directory: an absolute path or ./name)')
 
 
 def _check_ttl(ttl: Any) -> Optional[float]:
@@ -101,6 +119,12 @@ def _check_choices(opts: dict[str, Any]) -> None:
     adm = opts.get("l1_admission")
     if adm is not None and adm not in ("lru", "tinylfu"):
         raise ConfigurationError(lib.CACHEKIT_EINVAL, f'l1_admission must be "lru" or "tinylfu", got {adm!r}')
+    n = opts.get("max_entries")
+    if n is not None:  # the reference's cache.local checks, with its types and messages
+        if not isinstance(n, int):
+            raise TypeError(f"max_entries must be an int, got {type(n).__name__}")
+        if n < 1:
+            raise ValueError(f"max_entries must be >= 1, got {n}")
     if opts.get("_local") and not opts.get("ttl"):
         raise ValueError(f"cache.local needs a ttl > 0, got {opts.get('ttl')!r}")
 

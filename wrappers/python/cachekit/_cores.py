@@ -50,6 +50,11 @@ def _check_core(cfg: tuple, kw: dict[str, Any]) -> None:
         _validated.add(cfg)
 
 
+def env_names_backend() -> bool:
+    """The environment chooses an L2 (the core's selectors; an empty value is unset)."""
+    return any(os.environ.get(v) for v in ("CACHEKIT_REDIS_URL", "CACHEKIT_FILE_CACHE_DIR", "REDIS_URL"))
+
+
 def all_core_caches() -> list[CoreCache]:
     with _handles_lock:
         if _handles_pid != os.getpid():
@@ -108,7 +113,23 @@ class CoreMixin:
     def core(self, value: CoreCache) -> None:
         self._core = value
 
+    def settle_backend(self) -> None:
+        """A zero-config function (no backend=, no default, plaintext, not interop), before
+        its first call or invalidation: with still no default and no backend in the
+        environment it runs in object mode for life, as backend=None does (the reference's
+        zero-config L1-only mode: no entry outlives the process); else build_core chooses
+        the L2 as before."""
+        if not self.zero_config:
+            return
+        with self.settle_lock:
+            if not self.zero_config:
+                return
+            if get_default_backend() is None and not env_names_backend():
+                self.enter_object_mode(self.backend_at_first_call or {})
+            self.zero_config = False
+
     def build_core(self) -> Optional[CoreCache]:
+        self.settle_backend()
         if self.core_spec is None:
             return None
         if self.backend_at_first_call is not None:
@@ -127,6 +148,7 @@ class CoreMixin:
         self._core = None
         self.registry_kept = False
         self.lock = threading.Lock()
+        self.settle_lock = threading.Lock()
         self.refreshing = set()
         self.aflights = {}
         self.refresh_pool = None

@@ -20,14 +20,14 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Callable, Optional, overload
+from typing import Any, Callable, Concatenate, Optional, overload
 
 from cachekit import _codec, _key_registry
 from cachekit._async import AsyncL2Mixin
 from cachekit._config import (_check_choices, _LOAD_TIMEOUT, _ONE_YEAR, _PRESETS, _PROCESS_ID, _UNSET, _check_ttl,
                               _validate)
 from cachekit._core import BackendError, ConfigurationError, CoreCache, key_custom, lib
-from cachekit._cores import CoreMixin, _check_core, _registry
+from cachekit._cores import CoreMixin, _check_core, _registry, env_names_backend
 from cachekit._defaults import get_default_backend
 from cachekit._keys import _SIMPLE, KeysMixin
 from cachekit._l2mode import L2ModeMixin
@@ -36,7 +36,7 @@ from cachekit._objmode import ObjectModeMixin
 from cachekit._refresh import RefreshMixin
 from cachekit._stats import StatsMixin
 from cachekit._tenants import TenantRouter
-from cachekit._types import P, R, CachedFunction
+from cachekit._types import P, R, S, AnyFirst, CacheDecorator, CachedClassFunction, CachedFunction
 
 log = logging.getLogger("cachekit")
 
@@ -110,23 +110,29 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         self.ns_bytes = (self.namespace or "").encode("utf-8")
         self.key_memo: dict = {}
         self.backend_at_first_call: Optional[dict[str, Any]] = None
+        self.zero_config = False
+        self.settle_lock = threading.Lock()
+        self.objects: Optional[ObjectCache] = None
+        self.core_spec: Optional[tuple] = None
         if self.object_mode:
             if self.interop_op:
                 raise ConfigurationError(lib.CACHEKIT_EINVAL, "interop mode needs an L2 backend (not backend=None)")
-            mb = opts.get("l1_max_size_mb")
-            max_bytes = int((mb if mb is not None else float(os.environ.get("CACHEKIT_L1_MAX_SIZE_MB", "100")))
-                            * (1 << 20))
-            self.objects = ObjectCache(opts.get("max_entries"), max_bytes)
-            self.obj_ttl = self.ttl if self.ttl else _ONE_YEAR
-            self.core_spec: Optional[tuple] = None
+            self.enter_object_mode(opts)
         else:
-            self.objects = None
             self.core_ttl = self.ttl if self.ttl else 0.0
-            self.core_spec = self._core_spec(opts)
-            _check_core(*self.core_spec)
             # No backend= and no default yet: the backend is chosen again at the first call (build_core).
             if "backend" not in opts and get_default_backend() is None:
                 self.backend_at_first_call = opts
+                # The reference's zero-config: a plaintext, non-interop function that finds nothing
+                # configured at its first call runs as backend=None does (settle_backend, _cores.py).
+                self.zero_config = not opts.get("encryption") and self.interop_op is None
+            self.core_spec = self._core_spec(opts)
+            if self.zero_config and not env_names_backend():
+                # Likely in-process only: the options are checked on memory://, so no
+                # decoration makes the embedded file backend's directory.
+                _check_core(*self._core_spec({**opts, "backend": "memory://"}))
+            else:
+                _check_core(*self.core_spec)
         self._core: Optional[CoreCache] = None
         if self.interop_op is not None:
             if not self.namespace:
@@ -139,7 +145,19 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         self.core_ttl = self.ttl if self.ttl else 0.0
         _registry.append(self)
 
+    def enter_object_mode(self, opts: dict[str, Any]) -> None:
+        """backend=None: values kept as objects in this process (also a settled zero-config function)."""
+        mb = opts.get("l1_max_size_mb")
+        max_bytes = int((mb if mb is not None else float(os.environ.get("CACHEKIT_L1_MAX_SIZE_MB", "100")))
+                        * (1 << 20))
+        self.objects = ObjectCache(opts.get("max_entries"), max_bytes)
+        self.obj_ttl = self.ttl if self.ttl else _ONE_YEAR
+        self.core_spec = None
+        self.backend_at_first_call = None
+        self.object_mode = True
+
     def invalidate(self, args: tuple, kwargs: dict) -> None:
+        self.settle_backend()
         if not args and not kwargs and self._has_params():
             self.invalidate_all()
             return
@@ -158,6 +176,7 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
             return True
 
     def invalidate_all(self) -> None:
+        self.settle_backend()
         if self.objects is not None:
             self.objects.clear()
             return
@@ -208,9 +227,63 @@ def _object_hot_path(state: _Cached) -> Callable:
     return wrapper
 
 
+def _ainvalidate(state: _Cached) -> Callable[..., Any]:
+    """invalidate_cache as a coroutine: an L2's I/O runs on the core's executor."""
+
+    async def ainvalidate_cache(*args: Any, **kwargs: Any) -> None:
+        state.settle_backend()
+        if state.objects is not None:
+            state.invalidate(args, kwargs)
+        else:
+            core = state._core or state.build_core()
+            await asyncio.get_running_loop().run_in_executor(core.executor(), state.invalidate, args, kwargs)
+
+    return ainvalidate_cache
+
+
+def _sync_entry(state: _Cached) -> Callable[..., Any]:
+    """The callable serving a settled zero-config sync function's calls."""
+    if state.objects is not None and state.key_fn is None:
+        return _object_hot_path(state)
+    call = state.call if state.objects is None else state.obj_slow
+    return lambda *args, **kwargs: call(args, kwargs)
+
+
+def _zero_config_wrapper(state: _Cached) -> Callable:
+    """A function decorated with nothing configured: its first call settles it
+    (object mode or an L2, state.settle_backend) and picks the callable of that mode,
+    which serves every later call."""
+    fn = state.fn
+    box: list = [None]
+    if state.is_async:
+        @functools.wraps(fn)
+        async def awrapper(*args: Any, **kwargs: Any) -> Any:
+            entry = box[0]
+            if entry is None:
+                state.settle_backend()
+                entry = box[0] = state.acall if state.objects is None else state.obj_aslow
+            return await entry(args, kwargs)
+
+        return awrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        entry = box[0]
+        if entry is None:
+            state.settle_backend()
+            entry = box[0] = _sync_entry(state)  # racing first callers may each build one: equivalent
+        return entry(*args, **kwargs)
+
+    return wrapper
+
+
 def _make_wrapper(state: _Cached) -> Callable:
     fn = state.fn
-    if state.is_async:
+    if state.zero_config:
+        wrapper: Any = _zero_config_wrapper(state)
+        wrapper.invalidate_cache = (_ainvalidate(state) if state.is_async
+                                    else lambda *a, **k: state.invalidate(a, k))
+    elif state.is_async:
         if state.objects is not None and state.key_fn is None:
             amemo_get = state.objects.data.get
             amono = time.monotonic
@@ -238,16 +311,8 @@ def _make_wrapper(state: _Cached) -> Callable:
             async def awrapper(*args: Any, **kwargs: Any) -> Any:
                 return await acall(args, kwargs)
 
-        async def ainvalidate_cache(*args: Any, **kwargs: Any) -> None:
-            if state.objects is not None:
-                state.invalidate(args, kwargs)
-            else:
-                core = state._core or state.build_core()
-                await asyncio.get_running_loop().run_in_executor(core.executor(), state.invalidate, args, kwargs)
-
-        wrapper: Any = awrapper
-        wrapper.invalidate_cache = ainvalidate_cache
-        wrapper.ainvalidate_cache = ainvalidate_cache
+        wrapper = awrapper
+        wrapper.invalidate_cache = _ainvalidate(state)
     elif state.objects is not None and state.key_fn is None:
         wrapper = functools.wraps(fn)(_object_hot_path(state))
         wrapper.invalidate_cache = lambda *a, **k: state.invalidate(a, k)
@@ -259,6 +324,8 @@ def _make_wrapper(state: _Cached) -> Callable:
             return call(args, kwargs)
 
         wrapper.invalidate_cache = lambda *a, **k: state.invalidate(a, k)
+    # Awaitable on sync functions too (as the reference's cache.local): the static type declares it on both.
+    wrapper.ainvalidate_cache = wrapper.invalidate_cache if state.is_async else _ainvalidate(state)
     wrapper.cache_info = state.info
     wrapper.cache_clear = state.clear
     wrapper._cachekit = state
@@ -277,6 +344,11 @@ class _Decorator:
         self._name = name
 
     def _build(self, fn: Callable, kw: dict[str, Any]) -> Callable:
+        if not callable(fn):
+            # @cache above @classmethod: the classmethod object is no function, and a wrapper
+            # of it would fail at every call; refused here, at import, as the reference does.
+            raise TypeError(f"{fn!r} is not a callable object: put @cache below @classmethod "
+                            "(@classmethod, then @cache, then def)")
         opts = dict(self._defaults)
         opts.update(_validate(dict(kw)))
         if opts.get("_local"):
@@ -294,23 +366,54 @@ class _Decorator:
                          opts["tenant_extractor"]).install()
         return _make_wrapper(state)
 
+    # The overloads' order is CacheDecorator's (_types.py), which says why.
+    @overload
+    def __call__(self, fn: Callable[Concatenate[AnyFirst, P], Any]) -> CachedFunction[..., Any]: ...
+
+    @overload
+    def __call__(self, fn: Callable[Concatenate[type[S], P], R]) -> CachedClassFunction[S, P, R]: ...
+
     @overload
     def __call__(self, fn: Callable[P, R]) -> CachedFunction[P, R]: ...
 
     @overload
-    def __call__(self, fn: None = None, **kw: Any) -> Callable[[Callable[P, R]], CachedFunction[P, R]]: ...
+    def __call__(self, fn: None = None, **kw: Any) -> CacheDecorator: ...
 
     def __call__(self, fn: Optional[Callable[..., Any]] = None, **kw: Any) -> Any:
-        if fn is not None and callable(fn):
-            return self._build(fn, kw)
         if fn is not None:
-            raise TypeError("cache() takes the function or keyword arguments only")
+            return self._build(fn, kw)
         _validate(dict(kw))  # unknown parameters fail at decoration time, before the function is seen
 
         def deco(f: Callable) -> Callable:
             return self._build(f, kw)
 
         return deco
+
+
+class _Unavailable:
+    """cache.io: an attribute like the reference's (its decorator partial), so reading it
+    never raises (inspect.getmembers, mock.create_autospec, hasattr); applying it to a
+    function is a ConfigurationError at decoration, where the reference refuses a missing
+    api_key: libcachekit has no CachekitIO HTTP backend."""
+
+    def __call__(self, fn: Optional[Callable[..., Any]] = None, **kw: Any) -> Any:
+        if fn is not None:
+            self._refuse()
+
+        def deco(f: Callable) -> Callable:
+            self._refuse()
+            return f
+
+        return deco
+
+    @staticmethod
+    def _refuse() -> None:
+        raise ConfigurationError(lib.CACHEKIT_EINVAL,
+                                 "cache.io (the hosted CachekitIO HTTP backend) is not available in libcachekit: "
+                                 "use backend='redis://...', a file directory or 'memory://'")
+
+    def __repr__(self) -> str:
+        return "<cachekit cache.io: not available in libcachekit>"
 
 
 class _Cache(_Decorator):
@@ -320,17 +423,13 @@ class _Cache(_Decorator):
     dev: _Decorator
     test: _Decorator
     local: _Decorator
+    io: _Unavailable
 
     def __init__(self) -> None:
         super().__init__({}, "cache")
         for name, d in _PRESETS.items():
             setattr(self, name, _Decorator(dict(d), name))
-
-    @property
-    def io(self) -> Any:
-        raise NotImplementedError(
-            "cache.io (the hosted CachekitIO HTTP backend) is not available in libcachekit: "
-            "use backend='redis://...' or a file/memory backend")
+        self.io = _Unavailable()
 
 
 cache = _Cache()

@@ -23,9 +23,9 @@ def set_default_backend(backend: Any) -> None:
     if backend is not None and not (isinstance(backend, (str, os.PathLike, Backend)) or is_user_backend(backend)):
         raise TypeError("set_default_backend takes a URL, a directory, a cachekit.Backend, an object with "
                         f"get/set/delete, or None; got {type(backend).__name__}")
-    if isinstance(backend, str) and not backend.strip():
+    if isinstance(backend, str):
         from cachekit._config import _backend_url
-        _backend_url(backend)  # the empty-string refusal, with its message
+        _backend_url(backend)  # the refusals of backend= (an empty string, a malformed URL), with their messages
     global _default
     with _lock:
         _default = backend

@@ -50,6 +50,7 @@ class StatsMixin:
             self.last_op = time.time()
 
     def info(self) -> CacheInfo:
+        self.settle_backend()
         if self.objects is not None:
             hits = self.objects.total_hits() + self.l1_hits
             return CacheInfo(hits, self.misses, hits, 0, self.objects.max_entries, len(self.objects), 0.0,

@@ -224,8 +224,8 @@ def test_presets():
     assert cache.local(ttl=5)(f)._cachekit.ttl == 5
     with pytest.raises(TypeError):
         cache.local(backend="memory://")(f)
-    with pytest.raises(NotImplementedError, match="not available"):
-        cache.io
+    with pytest.raises(ConfigurationError, match="not available"):
+        cache.io(f)
     with pytest.raises(ValueError):
         cache.secure(backend="memory://")(f)  # no master key anywhere
 
