@@ -419,19 +419,28 @@ private:
         return v;
     }
 
+    // A node joins the fork hooks (its breaker, backpressure), so it is
+    // made outside nodes_mu_: the forking thread holds the hooks' list
+    // while it takes nodes_mu_ (fork_hooks.hpp lock order).
     NodePtr node_for(const NodeAddress &address) {
         const std::string key = cluster::canonical_name(address);
-        std::lock_guard<std::mutex> lock(nodes_mu_);
-        NodePtr &node = nodes_[key];
-        if (!node) {
-            RedisConfig config = config_.node;
-            config.host = address.host;
-            config.port = address.port;
-            config.unix_path.clear();
-            config.db = 0;
-            node = std::make_shared<Node>(address, config, config_.node_resilience);
+        {
+            std::lock_guard<std::mutex> lock(nodes_mu_);
+            auto it = nodes_.find(key);
+            if (it != nodes_.end()) return it->second;
         }
-        return node;
+        RedisConfig config = config_.node;
+        config.host = address.host;
+        config.port = address.port;
+        config.unix_path.clear();
+        config.db = 0;
+        NodePtr fresh = std::make_shared<Node>(address, config, config_.node_resilience);
+        NodePtr node;
+        {
+            std::lock_guard<std::mutex> lock(nodes_mu_);
+            node = nodes_.emplace(key, fresh).first->second;  // another thread's, if it made one first
+        }
+        return node;  // `fresh`, if unused, goes here, outside the lock
     }
 
     // The node of `v` at `address` (in any spelling): a primary, a replica or
@@ -891,10 +900,19 @@ private:
             std::lock_guard<std::mutex> lock(view_mu_);
             view_ = std::move(fresh);
         }
+        std::vector<NodePtr> dropped;  // released after the lock (see node_for)
         {
             std::lock_guard<std::mutex> lock(nodes_mu_);
-            for (auto it = nodes_.begin(); it != nodes_.end();) it = named.count(it->first) ? std::next(it) : nodes_.erase(it);
+            for (auto it = nodes_.begin(); it != nodes_.end();) {
+                if (named.count(it->first)) {
+                    ++it;
+                } else {
+                    dropped.push_back(std::move(it->second));
+                    it = nodes_.erase(it);
+                }
+            }
         }
+        dropped.clear();
         view_changed();
     }
 
