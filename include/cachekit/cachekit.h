@@ -1424,7 +1424,10 @@ CACHEKIT_API int cachekit_l1_stats_ex(cachekit_l1 *l1, cachekit_l1_counters *out
  *   "coherence_resumed"   INFO     it is subscribed again (L1 back in use)
  * The message names the backend by its URL without the password and without
  * the query, then the cause: "redis://127.0.0.1:6390: connect failed:
- * Connection refused". Each backend (and each cache's coherence feed) logs at
+ * Connection refused". On a Redis Cluster each node logs its own transitions,
+ * "redis-cluster://...: node 127.0.0.1:7002: <cause>", and the cluster's
+ * health is DOWN while any node of its slot map is. Each backend, each
+ * cluster node (and each cache's coherence feed) logs at
  * most one line per event kind per 60 s; what it holds back is counted and
  * told in its next line of that kind. No handler (the default) = silent:
  * the library never writes to stderr. The strings are valid only during the

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cachekit/cachekit.h"
+#include "l2/health_monitor.hpp"
 #include "l2/invalidation_feed.hpp"
 
 namespace cachekit::l2 {
@@ -87,6 +88,9 @@ struct Health {
     bool ok = false;
     double latency_ms = 0;
     std::string detail;
+    // Not ok, but only some parts failed (a cluster with a node down): the
+    // parts report their own failures (down_part), the whole is reachable.
+    bool partial = false;
 };
 
 class Backend {
@@ -176,6 +180,11 @@ public:
     // The backend's own Prometheus series (HELP/TYPE lines included),
     // appended to the cache's metrics text; empty when it keeps none.
     virtual std::string metrics_text() const { return {}; }
+
+    // A backend of several servers (a cluster) that log their own health:
+    // the health of its parts that are down, merged into one snapshot (down,
+    // the last error naming the part); nullopt when none is down.
+    virtual std::optional<HealthSnapshot> down_part() const { return std::nullopt; }
 };
 
 }  // namespace cachekit::l2

@@ -27,13 +27,19 @@ NodeCall::~NodeCall() {
 }
 
 void NodeCall::done() {
-    if (!reported_ && node_.breaker_enabled) node_.breaker.success(ticket_);
+    if (reported_) return;
+    if (node_.breaker_enabled) node_.breaker.success(ticket_);
     reported_ = true;
+    node_.monitor.succeeded();
 }
 
-void NodeCall::failed() {
-    if (!reported_ && node_.breaker_enabled) node_.breaker.failure(ticket_);
+// No library lock is held here (callers hold none): the log handler may call back in.
+void NodeCall::failed(std::string_view cause) {
+    if (reported_) return;
+    const bool opened = node_.breaker_enabled && node_.breaker.failure(ticket_);
     reported_ = true;
+    node_.monitor.failed(cause);
+    if (opened) node_.monitor.breaker_opened(node_.breaker_config.failure_threshold, node_.breaker_config.recovery);
 }
 
 Redirect redirect_of(const redisReply &reply, uint16_t *slot, NodeAddress *to) {

@@ -1,6 +1,6 @@
 // One node of a Redis Cluster as the cluster backend sees it: its pool
-// (RedisNode), its own circuit breaker and backpressure, the per-exchange
-// ticket of both (NodeCall), and what an error reply asks of a client
+// (RedisNode), its own circuit breaker, backpressure and health monitor, the
+// per-exchange ticket of them (NodeCall), and what an error reply asks of a client
 // (MOVED, ASK, or retry later).
 #pragma once
 
@@ -8,10 +8,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "l2/backpressure.hpp"
 #include "l2/circuit_breaker.hpp"
 #include "l2/cluster_topology.hpp"
+#include "l2/health_monitor.hpp"
 #include "l2/redis_node.hpp"
 #include "l2/resilient_backend.hpp"
 #include "util/error.hpp"
@@ -19,15 +22,21 @@
 namespace cachekit::l2::cluster {
 
 struct Node {
-    Node(const NodeAddress &a, const RedisConfig &config, const ResilienceConfig &r)
+    // `cluster_label` names the cluster in log lines (empty: this node stays silent).
+    Node(const NodeAddress &a, const RedisConfig &config, const ResilienceConfig &r, const std::string &cluster_label)
         : address(a), canonical(canonical_name(a)), redis(config), breaker(r.breaker), backpressure(r.max_concurrency, r.backpressure_wait),
-          breaker_enabled(r.breaker_enabled) {}
+          breaker_enabled(r.breaker_enabled), breaker_config(r.breaker),
+          monitor(cluster_label.empty() ? std::string() : cluster_label + ": node " + a.name()) {}
     NodeAddress address;    // as the map spells it (what the pool connects to)
     std::string canonical;  // canonical_name(address): the node's identity
     RedisNode redis;
     CircuitBreaker breaker;
     Backpressure backpressure;
     bool breaker_enabled;
+    BreakerConfig breaker_config;
+    // This node's health and its log lines: a cluster with one node down
+    // logs that node's transitions, not the whole cluster's.
+    HealthMonitor monitor;
 };
 using NodePtr = std::shared_ptr<Node>;
 
@@ -41,7 +50,7 @@ public:
     NodeCall(const NodeCall &) = delete;
     NodeCall &operator=(const NodeCall &) = delete;
     void done();
-    void failed();
+    void failed(std::string_view cause);
 
 private:
     Node &node_;

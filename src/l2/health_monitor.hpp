@@ -1,5 +1,5 @@
 // What a user can see of a backend's failures: the health state one
-// ResilientBackend has observed (ok / down, the last error and when) and the
+// ResilientBackend (or one Redis Cluster node) has observed (ok / down, the last error and when) and the
 // log events of its transitions (util/log_sink.hpp): backend_down on the
 // first failure after a success (or the first ever), breaker_open when its
 // breaker opens, backend_recovered on the first success after a failure.
@@ -32,7 +32,7 @@ struct HealthSnapshot {
 
 class HealthMonitor final : private fork_hooks::Participant {
 public:
-    // An empty label stays silent (a cluster's per-node layers: the cluster reports).
+    // An empty label stays silent (a backend opened without a URL to name it).
     explicit HealthMonitor(std::string label);
     ~HealthMonitor() { fork_hooks::leave(this); }
     HealthMonitor(const HealthMonitor &) = delete;
@@ -45,6 +45,7 @@ public:
     void breaker_opened(uint32_t threshold, std::chrono::milliseconds recovery) noexcept;
 
     HealthSnapshot snapshot() const;
+    bool down() const noexcept { return down_.load(std::memory_order_relaxed); }
     const std::string &label() const noexcept { return label_; }
 
 private:

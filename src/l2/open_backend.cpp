@@ -54,6 +54,7 @@ std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOption
         cc.node.command_timeout = o.resilience.command_timeout;
         cc.node.max_reply_bytes = o.redis_max_reply_bytes;
         cc.node_resilience = o.resilience;  // the breaker and backpressure work per node
+        cc.label = backend_label(url);      // and so do the health and its log lines
 #ifdef CACHEKIT_HAVE_HIREDIS
         return open_redis_cluster(cc);
 #else

@@ -40,6 +40,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -283,7 +284,12 @@ public:
     }
 
     // PING every node of the map: ok when every primary answers; the detail
-    // names each node; the latency is the slowest primary's.
+    // names each node; the latency is the slowest primary's. The pings share
+    // the call's deadline, so the nodes known down go last: a hung node must
+    // not eat the time of the live ones. A node left with no time (or with
+    // less than half a command timeout, and timing out) is "not reached":
+    // neither up nor down for its monitor. Each PING feeds its node's
+    // monitor; nodes down while others answer make the result `partial`.
     Health health(Deadline deadline) override {
         std::shared_ptr<const View> view = current_view(deadline);
         Health health;
@@ -292,41 +298,101 @@ public:
             return health;
         }
         health.ok = view->topology.covered_slots() == cluster::kSlots;
-        std::string detail;
-        size_t primaries_ok = 0, replicas_ok = 0, replicas = 0;
+        struct Probe {
+            NodePtr node;
+            bool primary;
+            std::string state;
+        };
+        std::vector<Probe> probes;  // in map order, for the detail
         for (size_t s = 0; s < view->primaries.size(); ++s) {
-            std::vector<std::pair<NodePtr, bool>> nodes{{view->primaries[s], true}};
-            for (const NodePtr &r : view->replicas[s]) nodes.push_back({r, false});
-            for (auto &[node, primary] : nodes) {
-                std::string state;
-                try {
-                    RedisSession session(node->redis, deadline);
-                    const char *argv[] = {"PING"};
-                    const size_t lens[] = {4};
-                    const auto start = SteadyClock::now();
-                    session.append(1, argv, lens);
-                    Reply reply = session.next("PING", deadline);
-                    const double ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
-                    redis_replies::expect_pong(*reply, session.where());
-                    if (primary) health.latency_ms = std::max(health.latency_ms, ms);
-                    (primary ? primaries_ok : replicas_ok) += 1;
-                    char text[32];
-                    std::snprintf(text, sizeof text, "ok %.2f ms", ms);
-                    state = text;
-                } catch (const Error &e) {
-                    if (primary) health.ok = false;
-                    state = std::string("down (") + e.what() + ")";
+            probes.push_back({view->primaries[s], true, {}});
+            for (const NodePtr &r : view->replicas[s]) probes.push_back({r, false, {}});
+        }
+        std::vector<Probe *> order;
+        for (Probe &p : probes) order.push_back(&p);
+        std::stable_partition(order.begin(), order.end(), [](const Probe *p) { return !p->node->monitor.down(); });
+        size_t primaries_ok = 0, replicas_ok = 0, replicas = 0, nodes_down = 0, unreached = 0;
+        for (Probe *p : order) {
+            Node &node = *p->node;
+            replicas += !p->primary;
+            const auto left = deadline.remaining();
+            if (left.count() <= 0) {
+                if (p->primary) health.ok = false;
+                ++unreached;
+                p->state = "not reached (no time left)";
+                continue;
+            }
+            try {
+                RedisSession session(node.redis, deadline);
+                const char *argv[] = {"PING"};
+                const size_t lens[] = {4};
+                const auto start = SteadyClock::now();
+                session.append(1, argv, lens);
+                Reply reply = session.next("PING", deadline);
+                const double ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+                redis_replies::expect_pong(*reply, session.where());
+                node.monitor.succeeded();
+                if (p->primary) health.latency_ms = std::max(health.latency_ms, ms);
+                (p->primary ? primaries_ok : replicas_ok) += 1;
+                char text[32];
+                std::snprintf(text, sizeof text, "ok %.2f ms", ms);
+                p->state = text;
+            } catch (const Error &e) {
+                if (p->primary) health.ok = false;
+                if (e.code() == CACHEKIT_ETIMEOUT && left < config_.node.command_timeout / 2) {
+                    ++unreached;
+                    p->state = std::string("not reached (") + e.what() + ")";
+                    continue;
                 }
-                replicas += !primary;
-                detail += (detail.empty() ? "" : "; ") + std::string(primary ? "primary " : "replica ") +
-                          node->address.name() + " " + state;
+                ++nodes_down;
+                node.monitor.failed(e.what());
+                p->state = std::string("down (") + e.what() + ")";
             }
         }
+        std::string detail;
+        for (const Probe &p : probes)
+            detail += (detail.empty() ? "" : "; ") + std::string(p.primary ? "primary " : "replica ") +
+                      p.node->address.name() + " " + p.state;
         health.detail = "redis cluster: " + std::to_string(primaries_ok) + "/" + std::to_string(view->primaries.size()) +
                         " primaries, " + std::to_string(replicas_ok) + "/" + std::to_string(replicas) +
                         " replicas answer, " + std::to_string(view->topology.covered_slots()) + "/16384 slots covered; " +
                         detail;
+        // Some nodes down, the others answering (or not reached) and every
+        // slot with a primary: each down node's monitor has logged it; the
+        // cluster itself is not down.
+        health.partial = !health.ok && nodes_down > 0 && (primaries_ok > 0 || unreached > 0) &&
+                         view->topology.covered_slots() == cluster::kSlots;
         return health;
+    }
+
+    // The nodes of the map that are down (their last call failed): the one
+    // that failed last, named in the last error, with how many more.
+    std::optional<HealthSnapshot> down_part() const override {
+        std::shared_ptr<const View> v = view();
+        std::vector<const Node *> nodes;
+        for (size_t s = 0; s < v->primaries.size(); ++s) {
+            nodes.push_back(v->primaries[s].get());
+            for (const NodePtr &r : v->replicas[s]) nodes.push_back(r.get());
+        }
+        std::sort(nodes.begin(), nodes.end());
+        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+        std::optional<HealthSnapshot> worst;
+        std::string name;
+        size_t down = 0;
+        for (const Node *node : nodes) {
+            HealthSnapshot h = node->monitor.snapshot();
+            if (!h.down) continue;
+            ++down;
+            if (!worst || h.last_error_at > worst->last_error_at) {
+                worst = std::move(h);
+                name = node->address.name();
+            }
+        }
+        if (worst) {
+            worst->last_error = "node " + name + ": " + worst->last_error;
+            if (down > 1) worst->last_error += " (" + std::to_string(down - 1) + " more nodes down)";
+        }
+        return worst;
     }
 
     // L1 coherence: one invalidation feed per primary (cluster_invalidation.hpp).
@@ -419,19 +485,28 @@ private:
         return v;
     }
 
+    // A node joins the fork hooks (its breaker, backpressure, monitor), so it
+    // is made outside nodes_mu_: the forking thread holds the hooks' list
+    // while it takes nodes_mu_ (fork_hooks.hpp lock order).
     NodePtr node_for(const NodeAddress &address) {
         const std::string key = cluster::canonical_name(address);
-        std::lock_guard<std::mutex> lock(nodes_mu_);
-        NodePtr &node = nodes_[key];
-        if (!node) {
-            RedisConfig config = config_.node;
-            config.host = address.host;
-            config.port = address.port;
-            config.unix_path.clear();
-            config.db = 0;
-            node = std::make_shared<Node>(address, config, config_.node_resilience);
+        {
+            std::lock_guard<std::mutex> lock(nodes_mu_);
+            auto it = nodes_.find(key);
+            if (it != nodes_.end()) return it->second;
         }
-        return node;
+        RedisConfig config = config_.node;
+        config.host = address.host;
+        config.port = address.port;
+        config.unix_path.clear();
+        config.db = 0;
+        NodePtr fresh = std::make_shared<Node>(address, config, config_.node_resilience, config_.label);
+        NodePtr node;
+        {
+            std::lock_guard<std::mutex> lock(nodes_mu_);
+            node = nodes_.emplace(key, fresh).first->second;  // another thread's, if it made one first
+        }
+        return node;  // `fresh`, if unused, goes here, outside the lock
     }
 
     // The node of `v` at `address` (in any spelling): a primary, a replica or
@@ -619,7 +694,7 @@ private:
             throw;
         } catch (const Error &e) {
             if (!is_node_failure(e)) throw;
-            call.failed();
+            call.failed(e.what());
             request_refresh();
             fail_key(e.code(), e.what());
         }
@@ -666,7 +741,7 @@ private:
         static const char *const kReadonly[] = {"READONLY"};
         static const size_t kReadonlyLen[] = {8};
         auto node_failed = [&](Group &g, const Error &e) {
-            if (g.call && is_node_failure(e)) g.call->failed();
+            if (g.call && is_node_failure(e)) g.call->failed(e.what());
             g.error = e.what();
             g.session.reset();
             request_refresh();
@@ -767,7 +842,7 @@ private:
             throw;
         } catch (const Error &e) {
             if (is_node_failure(e)) {
-                call.failed();
+                call.failed(e.what());
                 request_refresh();
             }
             throw;
@@ -891,10 +966,19 @@ private:
             std::lock_guard<std::mutex> lock(view_mu_);
             view_ = std::move(fresh);
         }
+        std::vector<NodePtr> dropped;  // released after the lock (see node_for)
         {
             std::lock_guard<std::mutex> lock(nodes_mu_);
-            for (auto it = nodes_.begin(); it != nodes_.end();) it = named.count(it->first) ? std::next(it) : nodes_.erase(it);
+            for (auto it = nodes_.begin(); it != nodes_.end();) {
+                if (named.count(it->first)) {
+                    ++it;
+                } else {
+                    dropped.push_back(std::move(it->second));
+                    it = nodes_.erase(it);
+                }
+            }
         }
+        dropped.clear();
         view_changed();
     }
 

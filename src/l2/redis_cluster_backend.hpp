@@ -37,6 +37,9 @@ struct ClusterConfig {
     // The breaker and backpressure of each node (fail_open: a batch's keys
     // on a failed node are misses / skipped writes instead of an error).
     ResilienceConfig node_resilience;
+    // How log lines name the cluster (backend_label of its URL); each node's
+    // lines name it under that. Empty: the nodes log nothing.
+    std::string label;
 };
 
 // redis-cluster://[user:password@]host:port[,host:port...][?options]

@@ -1,5 +1,6 @@
 #include "l2/resilient_backend.hpp"
 
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -199,9 +200,20 @@ Health ResilientBackend::health(Deadline deadline) {
         monitor_.succeeded();
     } else {
         failures_.fetch_add(1, std::memory_order_relaxed);
-        monitor_.failed(h.detail);
+        // A part down (a cluster's node) logs itself; the whole answered.
+        if (h.partial)
+            monitor_.succeeded();
+        else
+            monitor_.failed(h.detail);
     }
     return h;
+}
+
+HealthSnapshot ResilientBackend::health_snapshot() const {
+    HealthSnapshot s = monitor_.snapshot();
+    if (!s.down)
+        if (std::optional<HealthSnapshot> part = inner_->down_part()) s = std::move(*part);
+    return s;
 }
 
 CircuitBreaker::State ResilientBackend::breaker_state() const {

@@ -45,7 +45,8 @@ struct ResilienceConfig {
     std::chrono::milliseconds backpressure_wait{100};
     std::chrono::milliseconds command_timeout{250};
     // How log lines and cachekit_health name the backend (backend_label of its
-    // URL); empty = no log lines (a cluster's per-node layers).
+    // URL); empty = no log lines. (A cluster's nodes are named under
+    // ClusterConfig::label, not through this.)
     std::string label;
 };
 
@@ -101,8 +102,9 @@ public:
     static Deadline clear_deadline() { return Deadline::after(std::chrono::seconds(60)); }
 
     ResilienceStats stats() const;
-    // What the calls so far have seen: down since when, the last error.
-    HealthSnapshot health_snapshot() const { return monitor_.snapshot(); }
+    // What the calls so far have seen: down since when, the last error. A
+    // cluster that answers is down while one of its nodes is (that node's).
+    HealthSnapshot health_snapshot() const;
     const std::string &label() const noexcept { return monitor_.label(); }
     CircuitBreaker::State breaker_state() const;
     Backend &inner() { return *inner_; }

@@ -7,15 +7,25 @@
 //    password appears in no line and no health field;
 //  - a paused server (SIGSTOP): one "backend_down" naming the timeout, then
 //    one "breaker_open", then one "backend_recovered" after SIGCONT; a second pause and resume within
-//    the minute add no line (a flapping backend must not flood the log).
+//    the minute add no line (a flapping backend must not flood the log);
+//  - an unknown host: one "backend_down" naming the host and the resolver's
+//    reason (gai_strerror of the test's own getaddrinfo), reads still work
+//    as misses, and cachekit_cache_health_get says down with that cause;
+//  - the L1 coherence feed (l1_coherence=tracking) killed with CLIENT KILL:
+//    one "coherence_suspended" and then one "coherence_resumed", both
+//    naming the server.
 // Only outcomes are asserted; waits are bounded retries. Skips (exit 77)
 // without redis-server.
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "../redis/redis_server.hpp"
 #include "cache_test_util.hpp"
+#include "../redis/raw_redis.hpp"
 
 namespace {
 
@@ -200,6 +210,91 @@ void test_paused_server(void **) {
     if (!again.empty()) FAIL_SHOWING(again, "a second outage within the minute logged %zu lines", again.size());
 }
 
+void test_unknown_host(void **) {
+    take_lines();
+    const char *host = "no-such-host.invalid";
+    // What the resolver says of it here (no DNS at all, or NXDOMAIN).
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *found = nullptr;
+    const int gai = getaddrinfo(host, "6379", &hints, &found);
+    if (found) freeaddrinfo(found);
+    if (gai == 0) skip();  // this machine resolves it: nothing to check
+    const std::string reason = gai_strerror(gai);
+    const std::string url = std::string("redis://") + host + ":6379";
+    ct::CacheHandle c = cache_on(url, 60000);
+    Buf out;
+    cachekit_lookup info = CACHEKIT_LOOKUP_INIT;
+    for (int i = 0; i < 3; ++i) {  // fail-open: misses, and get_or_load computes
+        assert_int_equal(cachekit_cache_get(c.get(), out.get(), &info, "logs", "k", 1), CACHEKIT_ENOTFOUND);
+        call(c.get());
+    }
+    const std::vector<Line> lines = take_lines();
+    const Line *down = find(lines, "backend_down");
+    if (count(lines, "backend_down") != 1 || !down) FAIL_SHOWING(lines, "want one backend_down");
+    assert_int_equal(down->level, CACHEKIT_LOG_WARNING);
+    if (!ct::contains(down->message, url + ": ") || !ct::contains(down->message, reason))
+        FAIL_SHOWING(lines, "backend_down does not name the host and the resolver's reason (%s)", reason.c_str());
+    const cachekit_health h = health_of(c.get());
+    if (h.state == CACHEKIT_HEALTH_OK) fail_msg("health says ok");
+    assert_string_equal(h.backend, url.c_str());
+    if (!ct::contains(h.last_error, reason)) fail_msg("last_error: %s", h.last_error);
+    assert_true(h.last_error_at > 0);
+}
+
+// The id of the cache's coherence feed connection in CLIENT LIST ("" when none).
+std::string feed_client_id(cachekit::testing::RawRedis &raw) {
+    const std::string list = raw.text({"CLIENT", "LIST"});
+    const size_t at = list.find("name=cachekit-invalidation");
+    if (at == std::string::npos) return "";
+    const size_t line = list.rfind('\n', at);
+    const size_t id = list.find("id=", line == std::string::npos ? 0 : line);
+    return list.substr(id + 3, list.find(' ', id) - id - 3);
+}
+
+bool eventually_id(cachekit::testing::RawRedis &raw, std::string &id, const std::string &not_this) {
+    return ct::eventually([&] { return !(id = feed_client_id(raw)).empty() && id != not_this; }, 10s, 5ms);
+}
+
+void test_coherence_feed_killed(void **) {
+    RedisServer server;
+    cachekit::testing::RawRedis raw(server.port());
+    take_lines();
+    const std::string url = server.url();
+    cachekit_cache_options o = ct::default_options();
+    const std::string with_feed = url + "?l1_coherence=tracking";
+    o.backend_url = with_feed.c_str();
+    ct::CacheHandle c = ct::new_cache(&o);
+    call(c.get());
+    std::string id;
+    assert_true(eventually_id(raw, id, ""));
+    std::vector<Line> lines = take_lines();
+    if (!lines.empty()) FAIL_SHOWING(lines, "a live feed logged");
+    raw.text({"CLIENT", "KILL", "ID", id});
+    std::string again;
+    assert_true(eventually_id(raw, again, id));  // a new feed connection
+    assert_true(ct::eventually(
+        [&] {
+            std::vector<Line> more = take_lines();
+            lines.insert(lines.end(), more.begin(), more.end());
+            return count(lines, "coherence_resumed") > 0;
+        },
+        10s, 5ms));
+    std::this_thread::sleep_for(50ms);  // room for a stray second line to show
+    std::vector<Line> more = take_lines();
+    lines.insert(lines.end(), more.begin(), more.end());
+    if (count(lines, "coherence_suspended") != 1 || count(lines, "coherence_resumed") != 1 || lines.size() != 2)
+        FAIL_SHOWING(lines, "want one coherence_suspended and one coherence_resumed");
+    const Line &lost = lines[0], &back = lines[1];
+    if (lost.event != "coherence_suspended") FAIL_SHOWING(lines, "suspended comes first");
+    assert_int_equal(lost.level, CACHEKIT_LOG_WARNING);
+    assert_int_equal(back.level, CACHEKIT_LOG_INFO);
+    if (!ct::contains(lost.message, url + ": ") || !ct::contains(back.message, url + ": "))
+        FAIL_SHOWING(lines, "the lines do not name the server %s", url.c_str());
+    assert_int_equal(health_of(c.get()).coherence, CACHEKIT_COHERENCE_LIVE);
+}
+
 }  // namespace
 
 int main() {
@@ -209,6 +304,8 @@ int main() {
         cmocka_unit_test(test_refused_port),
         cmocka_unit_test(test_wrong_password),
         cmocka_unit_test(test_paused_server),
+        cmocka_unit_test(test_unknown_host),
+        cmocka_unit_test(test_coherence_feed_killed),
     };
     return cmocka_run_group_tests_name("cache_failure_log", tests, nullptr, nullptr);
 }
