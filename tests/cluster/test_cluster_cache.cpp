@@ -356,7 +356,11 @@ void test_coherence_refresh_keeps_l1(void **) {
     cachekit_cache *a = coherent_cache(true, "tracking", "&refresh_ms=100");
     wait_live(a);
     const std::string v = mp("kept");
-    put(a, "{q}k", v);
+    // Written by a cache without a feed: a's own put would also be announced
+    // on the SDK channel by another thread, and that event could drop the fill.
+    cachekit_cache *w = coherent_cache(false, "off");
+    put(w, "{q}k", v);
+    cachekit_cache_free(w);
     read_into_l1(a, "{q}k", v);
     const long long flushes = series(a, "cachekit_l1_coherence_flushes_total");
     const long long refreshes = series(a, "cachekit_redis_cluster_topology_refreshes_total");
