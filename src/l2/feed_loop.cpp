@@ -1,6 +1,7 @@
 #include "l2/feed_loop.hpp"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -70,6 +71,7 @@ void Loop::wake() noexcept {
 }
 
 void Loop::run() noexcept {
+    (void)pthread_setname_np(pthread_self(), kThreadName);  // for top -H, gdb, /proc/<pid>/task/*/comm
     for (;;) {
         try {
             pass();

@@ -23,6 +23,7 @@ namespace cachekit::l2::feed {
 
 class Loop {
 public:
+    static constexpr const char *kThreadName = "ck-feed";  // the thread's name (comm)
     // Throws (std::system_error) when the eventfd or the thread cannot be had.
     Loop();
     // Stops the thread: each session still there ends as a lost attempt would.

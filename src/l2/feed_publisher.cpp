@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -109,6 +110,7 @@ void Publisher::retarget(const RedisConfig &target) {
 // A batch that meets a broken connection is dropped (at most once) and the
 // connection redone.
 void Publisher::run() noexcept {
+    (void)pthread_setname_np(pthread_self(), "ck-feed-pub");
     std::unique_ptr<Conn> conn;
     uint64_t conn_generation = 0;
     for (;;) {
