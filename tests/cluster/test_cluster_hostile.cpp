@@ -10,17 +10,23 @@
 //  - MOVED to other spellings of a node does not make nodes (open fds stay
 //    bounded); MOVED / ASK to an address the map does not name is not
 //    followed, so the password never goes there; one a fresh map confirms
-//    (a new owner, a spare node importing a slot) is.
+//    (a new owner, a spare node importing a slot) is;
+//  - a node that accepts the feed's connection and never answers, beside a
+//    real redis-server: the real node's invalidations still arrive, and the
+//    hung node's session times out and is retried.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <hiredis/hiredis.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -29,6 +35,7 @@
 #include <vector>
 
 #include "fake_server.hpp"
+#include "redis_server.hpp"
 #include "l2/cluster_slots.hpp"
 #include "l2/cluster_topology.hpp"
 #include "l2/redis_cluster_backend.hpp"
@@ -175,6 +182,22 @@ size_t entries_of(const char *dir) {
     return n;
 }
 size_t threads_now() { return entries_of("/proc/self/task"); }
+// Threads of this process named `name` (the feed loop names its own).
+size_t threads_named(const std::string &name) {
+    size_t n = 0;
+    if (DIR *d = opendir("/proc/self/task")) {
+        while (dirent *e = readdir(d)) {
+            if (e->d_name[0] == '.') continue;
+            char comm[64] = {};
+            if (FILE *f = fopen(("/proc/self/task/" + std::string(e->d_name) + "/comm").c_str(), "r")) {
+                if (fgets(comm, sizeof comm, f) != nullptr && std::string(comm) == name + "\n") ++n;
+                fclose(f);
+            }
+        }
+        closedir(d);
+    }
+    return n;
+}
 size_t fds_now() { return entries_of("/proc/self/fd"); }
 
 template <class Pred>
@@ -562,6 +585,86 @@ void test_redirects_the_fresh_map_confirms_are_followed(void **) {
     assert_true(asked.load());
 }
 
+// ---- 5: a hung node beside a live one --------------------------------------
+
+// Records the keys the feed reports.
+struct KeyWatcher final : cachekit::l2::InvalidationHandler {
+    void keys_changed(const std::vector<std::string_view> &changed) noexcept override {
+        std::lock_guard lock(mu);
+        for (std::string_view k : changed) keys.emplace_back(k);
+    }
+    void cache_key_changed(std::string_view) noexcept override {}
+    void namespace_changed(std::string_view) noexcept override {}
+    void suspend() noexcept override { live_now = false; }
+    void live() noexcept override { live_now = true; }
+    void session_ended() noexcept override { ended.fetch_add(1); }
+    bool saw(const std::string &key) {
+        std::lock_guard lock(mu);
+        return std::find(keys.begin(), keys.end(), key) != keys.end();
+    }
+    std::mutex mu;
+    std::vector<std::string> keys;
+    std::atomic<bool> live_now{false};
+    std::atomic<int> ended{0};
+};
+
+// The map (served by a scripted seed) names a real redis-server and a node
+// that accepts and never answers a byte. The feed serves both from one
+// thread: writes on the real node keep reaching the handler while the hung
+// node's handshake waits out its deadline, again and again; the cache's
+// gate stays shut (one node unwatched).
+void test_hung_node_does_not_delay_a_live_one(void **) {
+    if (cachekit::testing::RedisServer::find_binary().empty()) {
+        print_message("redis-server not installed: case skipped\n");
+        return;
+    }
+    cachekit::testing::RedisServer real;
+    std::atomic<int> hung_feeds{0};  // connections that asked CLIENT SETNAME (the feed's; the refresher's ask for maps)
+    FakeServer hung([&](int fd, int) {
+        std::string seen;
+        bool counted = false;
+        char buf[4096];
+        while (!hung.stopping()) {
+            pollfd p{fd, POLLIN, 0};
+            if (poll(&p, 1, 50) <= 0) continue;
+            const ssize_t n = recv(fd, buf, sizeof buf, 0);
+            if (n <= 0) return;
+            if (seen.size() < 4096) seen.append(buf, size_t(n));
+            if (!counted && has(seen, "cachekit-invalidation")) {
+                hung_feeds.fetch_add(1);
+                counted = true;
+            }
+        }
+    });
+    ScriptedNode seed;
+    seed.set_maps("", slots_map({{0, 8191, {{"127.0.0.1", num(real.port())}}}, {8192, 16383, {{"127.0.0.1", num(hung.port())}}}}));
+    auto backend = cachekit::l2::open_redis_cluster(config_for(url_of(seed.port(), "?l1_coherence=tracking")));
+    KeyWatcher watcher;
+    cachekit::l2::WatchRequest request;
+    request.prefixes = {"hung:"};
+    request.handler = &watcher;
+    auto feed = backend->watch(request);
+    assert_non_null(feed.get());
+    redisContext *raw = redisConnect("127.0.0.1", real.port());
+    assert_true(raw != nullptr && raw->err == 0);
+    for (int i = 0; i < 6; ++i) {
+        const std::string key = "hung:" + std::to_string(i);
+        // Set until reported: the first writes may come before the real node's session is subscribed.
+        assert_true(eventually([&] {
+            freeReplyObject(redisCommand(raw, "SET %s v", key.c_str()));
+            return eventually([&] { return watcher.saw(key); }, 200ms);
+        }, 20000ms));
+        std::this_thread::sleep_for(500ms);  // spread over the hung node's timeouts and retries
+    }
+    redisFree(raw);
+    assert_int_equal(threads_named("ck-feed"), 1);  // both nodes' sessions, one thread
+    assert_true(eventually([&] { return hung_feeds.load() >= 2; }, 20000ms));  // timed out, retried
+    assert_true(watcher.ended.load() >= 1);
+    assert_false(watcher.live_now.load());
+    feed.reset();
+    backend.reset();
+}
+
 }  // namespace
 
 // An argument: run only the cases matching that pattern (cmocka's filter).
@@ -576,6 +679,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_moved_to_respellings_makes_no_nodes),
         cmocka_unit_test(test_redirect_outside_the_map_gets_no_password),
         cmocka_unit_test(test_redirects_the_fresh_map_confirms_are_followed),
+        cmocka_unit_test(test_hung_node_does_not_delay_a_live_one),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
