@@ -4,7 +4,8 @@
 #include <map>
 #include <string>
 
-#include "l2/redis_invalidation.hpp"
+#include "l2/feed_loop.hpp"
+#include "l2/feed_publisher.hpp"
 #include "util/fork_hooks.hpp"
 
 namespace cachekit::l2::cluster {
@@ -12,10 +13,12 @@ namespace cachekit::l2::cluster {
 // Gate: the cache's handler is live only while every member's feed is;
 // each member's suspend (its connection lost, or the member going away)
 // suspends the cache at once. gate_mu_ orders the calls into the handler.
+// One feed loop (feed_loop.hpp) serves every member's session: one thread
+// for the whole cluster, not one per node, and one publisher.
 class ClusterFeed final : public InvalidationFeed {
 public:
     ClusterFeed(std::shared_ptr<ClusterFeeds> owner, const RedisConfig &node, const WatchRequest &request)
-        : owner_(std::move(owner)), node_(node), request_(request), pid_(fork_hooks::pid()) {}
+        : owner_(std::move(owner)), node_(node), request_(request), pid_(fork_hooks::pid()), publisher_(node) {}
 
     ~ClusterFeed() override {
         {
@@ -24,31 +27,38 @@ public:
             list.erase(std::remove(list.begin(), list.end(), this), list.end());
         }
         std::map<std::string, std::unique_ptr<Member>> members;
+        std::unique_ptr<feed::Loop> loop;
         {
             std::lock_guard lock(members_mu_);
             members.swap(members_);
+            loop.swap(loop_);
         }
-        members.clear();  // each feed's thread joined outside our locks
+        for (auto &[name, member] : members) member->loop = nullptr;
+        loop.reset();  // every session stopped at once, its member still there to hear it
+        members.clear();
     }
 
     const char *mode() const noexcept override {
         std::lock_guard lock(members_mu_);
-        return members_.empty() ? "auto" : members_.begin()->second->feed->mode();
+        if (members_.empty()) return "auto";
+        switch (members_.begin()->second->session.decided()) {
+        case CoherenceMode::Tracking: return "tracking";
+        case CoherenceMode::Pubsub: return "pubsub";
+        default: return "auto";
+        }
     }
 
     // Any one node will do: Redis Cluster delivers a PUBLISH to every node.
-    void announce(std::string_view cache_key) noexcept override {
-        std::lock_guard lock(members_mu_);
-        if (!members_.empty()) members_.begin()->second->feed->announce(cache_key);
-    }
+    void announce(std::string_view cache_key) noexcept override { publisher_.announce(cache_key); }
 
     bool same_process() const { return pid_ == fork_hooks::pid(); }
 
-    // Start a feed for each new primary, stop those of the primaries gone.
-    // A feed that cannot start (no thread: EAGAIN at the process's limit)
-    // leaves its primary not live, so the L1 stays shut, and is tried again
-    // at the next call (every slot-map refresh); with `must_start` (the
-    // cache's own watch() call) the error goes to the caller instead.
+    // Start a session for each new primary, stop those of the primaries
+    // gone. The loop's thread is started with the first session; when it
+    // cannot be (EAGAIN at the process's limit) the primaries stay not
+    // live, so the L1 stays shut, and it is tried again at the next call
+    // (every slot-map refresh); with `must_start` (the cache's own watch()
+    // call) the error goes to the caller instead.
     void follow(const std::vector<NodeAddress> &primaries, bool must_start) {
         std::vector<std::unique_ptr<Member>> gone;
         auto in_map = [&](const std::string &name) {
@@ -86,29 +96,47 @@ public:
                     request_.handler->suspend();
                 }
                 try {
+                    if (!loop_) loop_ = std::make_unique<feed::Loop>();
                     auto member = std::make_unique<Member>(*this, name);
                     RedisConfig config = node_;
                     config.host = a.host;
                     config.port = a.port;
                     WatchRequest each = request_;
                     each.handler = member.get();
-                    member->feed = start_redis_feed(config, each);
+                    member->loop = loop_.get();
+                    member->session = loop_->add(config, each);
                     members_.emplace(name, std::move(member));
                 } catch (...) {
                     if (must_start) throw;
                 }
             }
-            if (members_.empty()) request_.handler->session_ended();  // no map yet: nothing to wait for
+            if (members_.empty()) {
+                request_.handler->session_ended();  // no map yet: nothing to wait for
+            } else if (const std::string &first = members_.begin()->first; first != published_to_) {
+                try {
+                    for (const NodeAddress &a : primaries)
+                        if (a.name() == first) {
+                            RedisConfig config = node_;
+                            config.host = a.host;
+                            config.port = a.port;
+                            publisher_.retarget(config);
+                            published_to_ = first;
+                        }
+                } catch (...) {  // the publisher keeps its node: announce is best effort
+                }
+            }
         }
-        gone.clear();  // their threads joined outside members_mu_ (they take gate_mu_)
+        gone.clear();  // their sessions removed outside members_mu_ (the loop calls them under gate_mu_)
         open_if_all_live();
     }
 
 private:
-    // One primary's feed and the handler it reports to.
+    // One primary's session and the handler it reports to.
     struct Member final : InvalidationHandler {
         Member(ClusterFeed &o, std::string n) : owner(o), name(std::move(n)) {}
-        ~Member() override { feed.reset(); }
+        ~Member() override {
+            if (loop && session.id != 0) loop->remove(session.id);
+        }
         void keys_changed(const std::vector<std::string_view> &keys) noexcept override {
             owner.request_.handler->keys_changed(keys);
         }
@@ -133,7 +161,8 @@ private:
 
         ClusterFeed &owner;
         const std::string name;
-        std::unique_ptr<InvalidationFeed> feed;  // last: stopped first
+        feed::Loop *loop = nullptr;  // the owner's; null once the loop is gone
+        feed::Loop::Handle session;
     };
 
     // live() only on the way from shut to open: it flushes the L1, and
@@ -152,8 +181,11 @@ private:
     const RedisConfig node_;
     const WatchRequest request_;
     const pid_t pid_;
-    mutable std::mutex members_mu_;  // follow / announce / mode
+    feed::Publisher publisher_;
+    mutable std::mutex members_mu_;  // follow / mode
+    std::unique_ptr<feed::Loop> loop_;  // started with the first member
     std::map<std::string, std::unique_ptr<Member>> members_;
+    std::string published_to_;  // the member publisher_ targets
     std::mutex gate_mu_;
     std::map<std::string, bool> live_;  // by node name: its feed is subscribed
     bool open_ = false;                 // under gate_mu_: live() said, no suspend() since

@@ -1,6 +1,7 @@
-// L1 coherence on a Redis Cluster: one single-node invalidation feed
-// (redis_invalidation.hpp, its own connection with CLIENT TRACKING BCAST
-// redirected to itself) per watched node, following the topology: every
+// L1 coherence on a Redis Cluster: one node session (feed_session.hpp, its
+// own connection with CLIENT TRACKING BCAST redirected to itself) per
+// watched node, all served by one feed thread (feed_loop.hpp) per cache and
+// following the topology: every
 // primary, and with read_from_replicas every replica too (a replica's own
 // tracking reports a write when the replica applies it, which the primary's
 // message, sent earlier, cannot). The cache sees one feed: live only while
@@ -34,8 +35,9 @@ public:
                                             const WatchRequest &request, const std::vector<NodeAddress> &primaries);
     // The watched nodes changed (a refresh, a MOVED to a new node): `primaries`
     // is asked under the lock, so concurrent calls apply the newest last.
-    // Never fails for want of a thread: such a primary stays not live (the
-    // L1 shut) and its feed is tried again at the next call.
+    // Never fails for want of a thread: when the feed's thread cannot be
+    // started, the nodes stay not live (the L1 shut) and it is tried again
+    // at the next call.
     void follow(const std::function<std::vector<NodeAddress>()> &primaries);
     // Held across fork() by the backend's fork hooks.
     std::mutex &mutex() { return mu_; }

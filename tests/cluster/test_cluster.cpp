@@ -1,6 +1,7 @@
 // The Redis Cluster backend against a real 6-node cluster (3 primaries, 3
 // replicas) built once for the whole suite. Cases that change the cluster
 // (a reshard, a migration, a failover, a full restart) run last, in order.
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -501,6 +502,54 @@ struct FeedWatcher final : cachekit::l2::InvalidationHandler {
     }
 };
 
+size_t threads_now() {
+    size_t n = 0;
+    if (DIR *d = opendir("/proc/self/task")) {
+        while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
+        closedir(d);
+    }
+    return n;
+}
+
+// The feed connections (CLIENT SETNAME cachekit-invalidation) on one node.
+int feed_clients_on(int port) {
+    auto list = g_cluster->command(port, {"CLIENT", "LIST"});
+    if (!list || list->type != REDIS_REPLY_STRING) return -1;
+    const std::string text(list->str, list->len);
+    int n = 0;
+    for (size_t at = 0; (at = text.find("name=cachekit-invalidation ", at)) != std::string::npos; ++at) ++n;
+    return n;
+}
+
+// L1 coherence over the 3 primaries and, with read_from_replicas, the 3
+// replicas too: every node gets its tracking connection, all served by one
+// feed thread, not a thread per node.
+void test_feed_threads_do_not_grow_with_nodes(void **) {
+    for (const char *query : {"l1_coherence=tracking", "l1_coherence=tracking&read_from_replicas=yes"}) {
+        auto backend = open_cluster(query);
+        const bool replicas = std::strstr(query, "replicas") != nullptr;
+        const size_t before = threads_now();
+        FeedWatcher watcher;
+        cachekit::l2::WatchRequest request;
+        request.prefixes = {"th:"};
+        request.handler = &watcher;
+        auto feed = backend->watch(request);
+        assert_non_null(feed.get());
+        assert_true(eventually([&] { return watcher.is_live.load(); }, 10s));
+        int watched = 0;
+        for (int i = 0; i < RedisCluster::kNodes; ++i) watched += feed_clients_on(g_cluster->port(i)) >= 1;
+        assert_int_equal(watched, replicas ? RedisCluster::kNodes : 3);
+        const size_t added = threads_now() - before;
+        if (added > 2) fail_msg("%s: %zu threads added for %d watched nodes", query, added, watched);
+        feed.reset();
+        assert_true(eventually([&] {
+            int left = 0;
+            for (int i = 0; i < RedisCluster::kNodes; ++i) left += feed_clients_on(g_cluster->port(i));
+            return left == 0;
+        }, 10s));
+    }
+}
+
 // A primary killed: its replica is promoted; fail-open callers never see an
 // error, and L2 hits resume after the failover and a topology refresh.
 void test_primary_killed_replica_promoted(void **) {
@@ -588,6 +637,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_clear_across_primaries),
         cmocka_unit_test(test_health_reports_every_node),
         cmocka_unit_test(test_reads_from_replicas_when_asked),
+        cmocka_unit_test(test_feed_threads_do_not_grow_with_nodes),
         cmocka_unit_test(test_nothing_listening),
         cmocka_unit_test(test_fork_child_works),
         cmocka_unit_test(test_tool_takes_the_cluster_url),

@@ -10,17 +10,23 @@
 //  - MOVED to other spellings of a node does not make nodes (open fds stay
 //    bounded); MOVED / ASK to an address the map does not name is not
 //    followed, so the password never goes there; one a fresh map confirms
-//    (a new owner, a spare node importing a slot) is.
+//    (a new owner, a spare node importing a slot) is;
+//  - a node that accepts the feed's connection and never answers, beside a
+//    real redis-server: the real node's invalidations still arrive, and the
+//    hung node's session times out and is retried.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <hiredis/hiredis.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -29,6 +35,7 @@
 #include <vector>
 
 #include "fake_server.hpp"
+#include "redis_server.hpp"
 #include "l2/cluster_slots.hpp"
 #include "l2/cluster_topology.hpp"
 #include "l2/redis_cluster_backend.hpp"
@@ -175,6 +182,22 @@ size_t entries_of(const char *dir) {
     return n;
 }
 size_t threads_now() { return entries_of("/proc/self/task"); }
+// Threads of this process named `name` (the feed loop names its own).
+size_t threads_named(const std::string &name) {
+    size_t n = 0;
+    if (DIR *d = opendir("/proc/self/task")) {
+        while (dirent *e = readdir(d)) {
+            if (e->d_name[0] == '.') continue;
+            char comm[64] = {};
+            if (FILE *f = fopen(("/proc/self/task/" + std::string(e->d_name) + "/comm").c_str(), "r")) {
+                if (fgets(comm, sizeof comm, f) != nullptr && std::string(comm) == name + "\n") ++n;
+                fclose(f);
+            }
+        }
+        closedir(d);
+    }
+    return n;
+}
 size_t fds_now() { return entries_of("/proc/self/fd"); }
 
 template <class Pred>
@@ -205,10 +228,14 @@ struct GateHandler final : cachekit::l2::InvalidationHandler {
     void keys_changed(const std::vector<std::string_view> &) noexcept override {}
     void cache_key_changed(std::string_view) noexcept override {}
     void namespace_changed(std::string_view) noexcept override {}
-    void suspend() noexcept override { live_now = false; }
+    void suspend() noexcept override {
+        live_now = false;
+        suspends.fetch_add(1);
+    }
     void live() noexcept override { live_now = true; }
     void session_ended() noexcept override {}
     std::atomic<bool> live_now{false};
+    std::atomic<int> suspends{0};
 };
 
 // A reply tree of RESP bytes, as hiredis builds it for the parsers.
@@ -229,40 +256,79 @@ struct ParsedReply {
 // ---- 1: a feed thread that cannot be created ------------------------------
 
 // In a child process (an abort there is this test's failure, not the
-// runner's end), with l1_coherence=tracking: the map grows a primary while
-// no thread can be created. The refresh survives, the L1 stays shut (the
-// new primary is unwatched), every later refresh tries the feed again, and
-// once threads can be had it starts and the L1 opens.
+// runner's end), with l1_coherence=tracking. One thread serves every
+// node's session, started with the first node to watch:
+//  - watch() while no thread can be created returns the error (no abort);
+//  - a map that grows later needs no further thread: the new primary is
+//    watched by the running loop, and the L1 opens again;
+//  - a feed opened before any map was had (no loop yet): the map arrives
+//    while no thread can be created, the refresh survives, the L1 stays
+//    shut, every later refresh tries again, and once threads can be had
+//    the loop starts and the L1 opens.
 void test_feed_thread_refused_at_a_refresh(void **) {
-    ScriptedNode a, c;
+    ScriptedNode a, c, late;
     std::atomic<bool> grown{false};
     const std::string before = one_node_map(a.port());
     const std::string after = slots_map({{0, 8191, {{"127.0.0.1", num(a.port())}}}, {8192, 16383, {{"127.0.0.1", num(c.port())}}}});
     a.set_maps("", before);
     c.set_maps("", after);
+    late.set_maps("", "");  // no map yet: CLUSTER SLOTS answered +OK, refused
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
     const pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) {
         // The child: nothing of cmocka here, an exit code per failed step.
+        close(ready[0]);
         auto backend = cachekit::l2::open_redis_cluster(config_for(url_of(a.port(), "?l1_coherence=tracking")));
         GateHandler gate;
         cachekit::l2::WatchRequest request;
         request.handler = &gate;
+        g_refuse_threads = true;
+        try {
+            auto refused = backend->watch(request);
+            _exit(20);  // started without a thread?
+        } catch (...) {
+        }
+        g_refuse_threads = false;
+        if (g_threads_refused.load() < 1) _exit(21);
         auto feed = backend->watch(request);
         if (!feed) _exit(10);
         if (!eventually([&] { return gate.live_now.load(); })) _exit(11);
         g_refuse_threads = true;
+        const int refused_before = g_threads_refused.load();
+        const int suspends = gate.suspends.load();
         Buffer out;
         backend->get("grow", out.get(), Deadline::after(2000ms));  // the parent's node A serves the 2-shard map now
-        if (!eventually([&] { return g_threads_refused.load() >= 3; })) _exit(12);  // refused at three refreshes
-        if (gate.live_now.load()) _exit(13);                                        // the new primary is unwatched
+        // Shut when C joined (unwatched until then), open again once C's session is subscribed.
+        if (!eventually([&] { return gate.suspends.load() > suspends && gate.live_now.load(); }, 10000ms)) {
+            fprintf(stderr, "after the grow: suspends %d->%d, live %d, threads refused %d\n", suspends, gate.suspends.load(), int(gate.live_now.load()), g_threads_refused.load());
+            _exit(12);
+        }
+        if (g_threads_refused.load() != refused_before) _exit(13);  // no thread asked for
         g_refuse_threads = false;
-        if (!eventually([&] { return gate.live_now.load(); })) _exit(14);  // its feed started at a later refresh
         feed.reset();
         backend.reset();
+
+        auto empty = cachekit::l2::open_redis_cluster(config_for(url_of(late.port(), "?l1_coherence=tracking")));
+        GateHandler late_gate;
+        request.handler = &late_gate;
+        auto late_feed = empty->watch(request);  // no map: no node to watch yet
+        if (!late_feed) _exit(30);
+        g_refuse_threads = true;
+        const int refused_now = g_threads_refused.load();
+        if (write(ready[1], "m", 1) != 1) _exit(31);  // the parent gives `late` its map
+        if (!eventually([&] { return g_threads_refused.load() >= refused_now + 3; })) _exit(32);  // refused at three refreshes
+        if (late_gate.live_now.load()) _exit(33);  // the new primary is unwatched
+        g_refuse_threads = false;
+        if (!eventually([&] { return late_gate.live_now.load(); })) _exit(34);  // the loop started at a later refresh
+        late_feed.reset();
+        empty.reset();
         _exit(0);
     }
-    // The parent: node A grows the map once the child asks for "grow".
+    close(ready[1]);
+    // The parent: node A grows the map once the child asks for "grow"; `late`
+    // gets one when the child says so.
     std::thread watcher([&] {
         while (!grown.load()) {
             if (has(a.seen(), "grow")) {
@@ -272,14 +338,21 @@ void test_feed_thread_refused_at_a_refresh(void **) {
             std::this_thread::sleep_for(5ms);
         }
     });
+    std::thread giver([&] {
+        char byte;
+        if (read(ready[0], &byte, 1) == 1) late.set_maps("", one_node_map(late.port()));
+    });
     int status = 0;
     assert_int_equal(waitpid(child, &status, 0), child);
     grown = true;
     watcher.join();
+    giver.join();  // the child's end closed: read returned
+    close(ready[0]);
     if (WIFSIGNALED(status)) fail_msg("the child died of signal %d (an exception left a library thread)", WTERMSIG(status));
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-    assert_true(c.connections.load() >= 1);  // the new primary's feed did connect in the end
+    assert_true(c.connections.load() >= 1);     // the new primary's session did connect
+    assert_true(late.connections.load() >= 1);  // and the late map's
 }
 
 // ---- 2: what one slot map may cost -----------------------------------------
@@ -512,6 +585,86 @@ void test_redirects_the_fresh_map_confirms_are_followed(void **) {
     assert_true(asked.load());
 }
 
+// ---- 5: a hung node beside a live one --------------------------------------
+
+// Records the keys the feed reports.
+struct KeyWatcher final : cachekit::l2::InvalidationHandler {
+    void keys_changed(const std::vector<std::string_view> &changed) noexcept override {
+        std::lock_guard lock(mu);
+        for (std::string_view k : changed) keys.emplace_back(k);
+    }
+    void cache_key_changed(std::string_view) noexcept override {}
+    void namespace_changed(std::string_view) noexcept override {}
+    void suspend() noexcept override { live_now = false; }
+    void live() noexcept override { live_now = true; }
+    void session_ended() noexcept override { ended.fetch_add(1); }
+    bool saw(const std::string &key) {
+        std::lock_guard lock(mu);
+        return std::find(keys.begin(), keys.end(), key) != keys.end();
+    }
+    std::mutex mu;
+    std::vector<std::string> keys;
+    std::atomic<bool> live_now{false};
+    std::atomic<int> ended{0};
+};
+
+// The map (served by a scripted seed) names a real redis-server and a node
+// that accepts and never answers a byte. The feed serves both from one
+// thread: writes on the real node keep reaching the handler while the hung
+// node's handshake waits out its deadline, again and again; the cache's
+// gate stays shut (one node unwatched).
+void test_hung_node_does_not_delay_a_live_one(void **) {
+    if (cachekit::testing::RedisServer::find_binary().empty()) {
+        print_message("redis-server not installed: case skipped\n");
+        return;
+    }
+    cachekit::testing::RedisServer real;
+    std::atomic<int> hung_feeds{0};  // connections that asked CLIENT SETNAME (the feed's; the refresher's ask for maps)
+    FakeServer hung([&](int fd, int) {
+        std::string seen;
+        bool counted = false;
+        char buf[4096];
+        while (!hung.stopping()) {
+            pollfd p{fd, POLLIN, 0};
+            if (poll(&p, 1, 50) <= 0) continue;
+            const ssize_t n = recv(fd, buf, sizeof buf, 0);
+            if (n <= 0) return;
+            if (seen.size() < 4096) seen.append(buf, size_t(n));
+            if (!counted && has(seen, "cachekit-invalidation")) {
+                hung_feeds.fetch_add(1);
+                counted = true;
+            }
+        }
+    });
+    ScriptedNode seed;
+    seed.set_maps("", slots_map({{0, 8191, {{"127.0.0.1", num(real.port())}}}, {8192, 16383, {{"127.0.0.1", num(hung.port())}}}}));
+    auto backend = cachekit::l2::open_redis_cluster(config_for(url_of(seed.port(), "?l1_coherence=tracking")));
+    KeyWatcher watcher;
+    cachekit::l2::WatchRequest request;
+    request.prefixes = {"hung:"};
+    request.handler = &watcher;
+    auto feed = backend->watch(request);
+    assert_non_null(feed.get());
+    redisContext *raw = redisConnect("127.0.0.1", real.port());
+    assert_true(raw != nullptr && raw->err == 0);
+    for (int i = 0; i < 6; ++i) {
+        const std::string key = "hung:" + std::to_string(i);
+        // Set until reported: the first writes may come before the real node's session is subscribed.
+        assert_true(eventually([&] {
+            freeReplyObject(redisCommand(raw, "SET %s v", key.c_str()));
+            return eventually([&] { return watcher.saw(key); }, 200ms);
+        }, 20000ms));
+        std::this_thread::sleep_for(500ms);  // spread over the hung node's timeouts and retries
+    }
+    redisFree(raw);
+    assert_int_equal(threads_named("ck-feed"), 1);  // both nodes' sessions, one thread
+    assert_true(eventually([&] { return hung_feeds.load() >= 2; }, 20000ms));  // timed out, retried
+    assert_true(watcher.ended.load() >= 1);
+    assert_false(watcher.live_now.load());
+    feed.reset();
+    backend.reset();
+}
+
 }  // namespace
 
 // An argument: run only the cases matching that pattern (cmocka's filter).
@@ -526,6 +679,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_moved_to_respellings_makes_no_nodes),
         cmocka_unit_test(test_redirect_outside_the_map_gets_no_password),
         cmocka_unit_test(test_redirects_the_fresh_map_confirms_are_followed),
+        cmocka_unit_test(test_hung_node_does_not_delay_a_live_one),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
