@@ -21,6 +21,7 @@ from cachekit._core import (Backend, BackendError, CacheKitError, CacheMemoryErr
 from cachekit._codec import (UnsupportedArgument, decode_interop_value, encode_interop_value, interop_key)
 from cachekit._decorator import cache
 from cachekit._defaults import get_default_backend, set_default_backend
+from cachekit._outcome import InvalidationOutcome
 from cachekit._stats import CacheInfo
 
 def generate_interop_key(namespace: str, operation: str, args: list[Any]) -> str:
@@ -39,7 +40,7 @@ __version__ = library_version()
 
 
 __all__ = [
-    "cache", "CacheInfo", "Backend", "CoreCache", "CacheKitError", "ConfigurationError", "BackendError",
+    "cache", "CacheInfo", "InvalidationOutcome", "Backend", "CoreCache", "CacheKitError", "ConfigurationError", "BackendError",
     "IntegrityError", "DecryptionAuthenticationError", "InteropError", "LoadFailed", "LoadTimeout",
     "DecodeError", "ValueTooLargeError", "CacheMemoryError", "CacheTimeoutError", "CircuitOpenError", "DeadlockError",
     "UnsupportedArgument", "set_default_backend", "get_default_backend",

@@ -33,6 +33,7 @@ from cachekit._keys import _SIMPLE, KeysMixin
 from cachekit._l2mode import L2ModeMixin
 from cachekit._objcache import ObjectCache
 from cachekit._objmode import ObjectModeMixin
+from cachekit._outcome import InvalidationOutcome
 from cachekit._refresh import RefreshMixin
 from cachekit._stats import StatsMixin
 from cachekit._tenants import TenantRouter
@@ -156,18 +157,21 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         self.backend_at_first_call = None
         self.object_mode = True
 
-    def invalidate(self, args: tuple, kwargs: dict) -> None:
+    def invalidate(self, args: tuple, kwargs: dict) -> Optional[InvalidationOutcome]:
+        """The reference's result: None for the whole function, else what L2 did."""
         self.settle_backend()
         if not args and not kwargs and self._has_params():
             self.invalidate_all()
-            return
+            # cache.local reports NO_L2 for every call, as the reference's local wrapper does.
+            return InvalidationOutcome.NO_L2 if self.local else None
         if self.objects is not None:
             self.objects.invalidate(self.obj_key(args, kwargs))
-            return
+            return InvalidationOutcome.NO_L2
         key = self.cached_key(args, kwargs)
         self.generation += 1
-        self.core.invalidate(self.ns_bytes, key)
+        deleted = self.core.invalidate_reported(self.ns_bytes, key)
         self.written.discard(key)
+        return InvalidationOutcome.SUCCEEDED if deleted else InvalidationOutcome.FAILED
 
     def _has_params(self) -> bool:
         try:
@@ -230,13 +234,12 @@ def _object_hot_path(state: _Cached) -> Callable:
 def _ainvalidate(state: _Cached) -> Callable[..., Any]:
     """invalidate_cache as a coroutine: an L2's I/O runs on the core's executor."""
 
-    async def ainvalidate_cache(*args: Any, **kwargs: Any) -> None:
+    async def ainvalidate_cache(*args: Any, **kwargs: Any) -> Optional[InvalidationOutcome]:
         state.settle_backend()
         if state.objects is not None:
-            state.invalidate(args, kwargs)
-        else:
-            core = state._core or state.build_core()
-            await asyncio.get_running_loop().run_in_executor(core.executor(), state.invalidate, args, kwargs)
+            return state.invalidate(args, kwargs)
+        core = state._core or state.build_core()
+        return await asyncio.get_running_loop().run_in_executor(core.executor(), state.invalidate, args, kwargs)
 
     return ainvalidate_cache
 

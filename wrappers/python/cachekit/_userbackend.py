@@ -85,11 +85,13 @@ class BridgedCore(CoreCache):
         except Exception as exc:
             self._failed("set", exc)
 
-    def _user_delete(self, key: bytes) -> None:
+    def _user_delete(self, key: bytes) -> bool:
         try:
             self._user.delete(key.decode("utf-8"))
         except Exception as exc:
             self._failed("delete", exc)
+            return False
+        return True
 
     # Staging -----------------------------------------------------------------
 
@@ -174,10 +176,14 @@ class BridgedCore(CoreCache):
         return stored
 
     def invalidate(self, ns: Optional[bytes], key: bytes) -> None:
+        self.invalidate_reported(ns, key)
+
+    def invalidate_reported(self, ns: Optional[bytes], key: bytes) -> bool:
+        """The L2 here is the user's object: its delete's own result."""
         with self._epoch_lock:
             self._epoch += 1
         CoreCache.invalidate(self, ns, key)
-        self._user_delete(key)
+        return self._user_delete(key)
 
     def close(self) -> None:
         super().close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from cachekit import CacheInfo, cache
+from cachekit import CacheInfo, InvalidationOutcome, cache
 
 
 # -- plain functions, every decorator form -------------------------------------------
@@ -164,6 +164,8 @@ async def use_async() -> None:
     await fetch_user.invalidate_cache(1)
     await fetch_user.ainvalidate_cache()
     await get_score.ainvalidate_cache(2)  # sync functions have it too
+    outcome: InvalidationOutcome | None = await fetch_user.ainvalidate_cache(1)
+    print(outcome is InvalidationOutcome.SUCCEEDED)
     n: int = await Repo().aget(1)
     await Repo().aget.ainvalidate_cache(1)
     await Repo().get.ainvalidate_cache(1)
