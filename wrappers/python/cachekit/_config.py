@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 from cachekit import _options
 from cachekit._core import ConfigurationError, lib
+from cachekit._urlbackend import CoreUrlBackend
 
 _UNSET: Any = object()
 _PROCESS_ID = _uuid.uuid4().hex
@@ -67,6 +68,8 @@ def _backend_url(backend: Any) -> Optional[str]:
         return "file://" + os.path.abspath(os.path.expanduser(backend))
     if isinstance(backend, os.PathLike):
         return "file://" + os.path.abspath(os.fspath(backend))
+    if isinstance(backend, CoreUrlBackend):  # RedisBackend, FileBackend: their URL, as a string would be
+        return backend.core_url
     raise TypeError(f"backend must be a URL, a directory path, a cachekit.Backend or None, got {type(backend)!r}")
 
 
@@ -179,6 +182,15 @@ def _validate(kw: dict[str, Any]) -> dict[str, Any]:
                 and not (k == "backend" and type(v).__name__ == "_Unset")}
         base = _flatten(base)
         base.update(_flatten(kw))
-        return base
-    return _flatten(kw)
+        return _named_serializer(base)
+    return _named_serializer(_flatten(kw))
+
+
+def _named_serializer(opts: dict[str, Any]) -> dict[str, Any]:
+    """cachekit.serializers' classes stand for their names (serializer=AutoSerializer() is "auto")."""
+    from cachekit.serializers import NamedSerializer
+
+    if isinstance(opts.get("serializer"), NamedSerializer):
+        opts["serializer"] = opts["serializer"].name
+    return opts
 

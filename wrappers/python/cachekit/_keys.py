@@ -2,7 +2,6 @@
 or key=) and in object mode (the arguments themselves when exact)."""
 from __future__ import annotations
 
-import inspect
 import logging
 from typing import Any, Callable
 
@@ -27,17 +26,7 @@ class KeysMixin:
 
     def key_for(self, args: tuple, kwargs: dict) -> str:
         if self.interop_op is not None:
-            bound = self.signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            flat: list = []
-            for name, p in self.signature.parameters.items():
-                v = bound.arguments.get(name)
-                if p.kind is inspect.Parameter.VAR_POSITIONAL:
-                    flat.append(list(v or ()))
-                elif p.kind is inspect.Parameter.VAR_KEYWORD:
-                    flat.append(dict(v or {}))
-                else:
-                    flat.append(v)
+            flat = _codec.bind_flat_args(self.signature, args, kwargs)
             return _codec.interop_key(self.namespace or "", self.interop_op, flat)
         if self.key_fn is not None:
             return self.key_head + self.custom_key(args, kwargs)

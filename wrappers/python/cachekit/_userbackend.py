@@ -27,12 +27,13 @@ import threading
 from typing import Any, Callable, Optional
 
 from cachekit._core import Backend, BackendError, CoreCache, UnreadableValue, lib
+from cachekit._urlbackend import CoreUrlBackend
 
 log = logging.getLogger("cachekit")
 
 
 def is_user_backend(obj: Any) -> bool:
-    if obj is None or isinstance(obj, (str, bytes, os.PathLike, Backend)):
+    if obj is None or isinstance(obj, (str, bytes, os.PathLike, Backend, CoreUrlBackend)):
         return False
     return all(callable(getattr(obj, m, None)) for m in ("get", "set", "delete"))
 
