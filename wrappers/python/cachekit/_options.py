@@ -115,6 +115,47 @@ def timeout_options() -> dict[str, Any]:
     return out
 
 
+# CACHEKIT_INVALIDATION_LISTENER_ENABLED's spellings, as the reference's settings (pydantic's bool) read them.
+_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE = frozenset({"", "0", "off", "f", "false", "n", "no"})
+_COHERENCE = "l1_coherence=pubsub"  # the reference's listener: its invalidation channel (docs/redis.md)
+
+
+def listener_enabled() -> bool:
+    """CACHEKIT_INVALIDATION_LISTENER_ENABLED (default off, as in the reference)."""
+    raw = os.environ.get("CACHEKIT_INVALIDATION_LISTENER_ENABLED", "").strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise _bad("CACHEKIT_INVALIDATION_LISTENER_ENABLED must be a boolean (true/false, 1/0, yes/no, on/off)")
+
+
+def with_listener(url: str) -> str:
+    """The environment's Redis URL with the core's L1 coherence on its channel (pubsub),
+    unless the URL chooses an l1_coherence itself."""
+    if "l1_coherence=" in url.split("?", 1)[-1] and "?" in url:
+        return url
+    return url + ("&" if "?" in url else "?") + _COHERENCE
+
+
+_listener_warned = False
+
+
+def note_listener_elsewhere() -> None:
+    """The reference warns once per process when the listener is on and a function's backend
+    carries no events (anything but its zero-config Redis); so does this wrapper."""
+    global _listener_warned
+    if _listener_warned:
+        return
+    _listener_warned = True
+    import logging
+    logging.getLogger("cachekit").warning(
+        "cachekit: CACHEKIT_INVALIDATION_LISTENER_ENABLED applies to the environment's Redis "
+        "(CACHEKIT_REDIS_URL / REDIS_URL) only: for an explicit Redis backend add ?l1_coherence=pubsub "
+        "(or auto) to its URL")
+
+
 def check_freshness(opts: dict[str, Any]) -> None:
     """stale_ttl and refresh_ttl_on_get's threshold, as the reference checks them."""
     thr = opts.get("ttl_refresh_threshold", 0.5)
