@@ -188,7 +188,7 @@ class CoreMixin:
         mb = opts.get("l1_max_size_mb")
         l1_bytes = int(mb * (1 << 20)) if mb else 0
         l1_admission = opts.get("l1_admission")
-        swr = self.swr_enabled and l1  # the core's SWR on L1 hits, as object mode's
+        swr = self.l2_swr and l1  # the core's SWR on L1 hits: stale_while_revalidate=True only
         fail_closed = opts.get("fail_closed")
         backend_obj = None
         user_backend = None

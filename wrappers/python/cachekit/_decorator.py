@@ -100,7 +100,12 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         self.last_op: Optional[float] = None
         self.clears = 0
         self.written: set = set()
-        self.swr_enabled = bool(opts.get("swr_enabled", opts.get("stale_while_revalidate", True)))
+        swr = opts.get("stale_while_revalidate")
+        # Object mode: the reference's L1 SWR (L1CacheConfig.swr_enabled, on by default).
+        self.swr_enabled = bool(opts.get("swr_enabled", True if swr is None else swr))
+        # With a backend the reference 0.24 recomputes only at expiry (it removed backed-mode
+        # SWR): the core's refresh ahead of expiry is this wrapper's opt-in, by this name.
+        self.l2_swr = bool(swr)
         self.swr_ratio = float(opts.get("swr_threshold_ratio", 0.5))
         if not (0 < self.swr_ratio <= 1):
             raise ValueError("swr_threshold_ratio must be in (0, 1]")

@@ -174,7 +174,7 @@ def check_freshness(opts: dict[str, Any]) -> None:
     if ttl + stale > _MAX_TOTAL_TTL:
         raise _bad(f"ttl + stale_ttl must not exceed {_MAX_TOTAL_TTL} seconds (30-day storage cap)")
     raise _bad("stale_ttl requires an SWR-capable backend (the hosted CachekitIO API), which libcachekit does "
-               "not provide: remove stale_ttl (swr_enabled refreshes L1 hits ahead of expiry)")
+               "not provide: remove stale_ttl (stale_while_revalidate=True refreshes entries ahead of expiry)")
 
 
 def note_refresh_ttl(opts: dict[str, Any]) -> None:
