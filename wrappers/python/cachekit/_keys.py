@@ -76,6 +76,20 @@ class KeysMixin:
         except errors as exc:
             self.unsupported(exc)
             return _UNCACHED, kwargs
+        except Exception as exc:
+            if not self.key_fn_failed(exc):
+                raise
+            return _UNCACHED, kwargs
+
+    def key_fn_failed(self, exc: Exception) -> bool:
+        """A key= function raised during a call: logged on every call and the call runs
+        uncached, as the reference does (its cache.local lets it propagate, so does ours).
+        Only the exception's type is logged: its message may hold the arguments."""
+        if self.key_fn is None or self.local:
+            return False
+        log.warning("cachekit: %s.%s runs uncached: its key function raised %s", self.module, self.qualname,
+                    type(exc).__name__)
+        return True
 
     def unsupported(self, exc: Exception) -> None:
         if not self.warned:
