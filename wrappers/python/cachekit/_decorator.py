@@ -365,8 +365,18 @@ class _Decorator:
             if extra:
                 raise TypeError(f"cache.local takes only ttl, max_entries, namespace, key (got {sorted(extra)})")
         if self._name == "secure":
+            # Refused, never dropped (the reference 0.20+, protocol intent-presets: integrity is forced on).
+            if opts.get("integrity_checking", True) is not True:
+                raise ConfigurationError(lib.CACHEKIT_EINVAL, "The secure preset does not accept integrity_checking="
+                                         f"{opts['integrity_checking']!r} — it forces integrity checking on. "
+                                         "Omit integrity_checking.")
             opts["encryption"] = True
             opts["integrity_checking"] = True
+        if opts.get("encryption") and opts.get("backend", _UNSET) is None:
+            # Object mode keeps Python objects in process memory: nothing there could be ciphertext.
+            raise ConfigurationError(lib.CACHEKIT_EINVAL, "encryption requires a backend: backend=None is L1-only "
+                                     "and stores raw Python objects, which cannot be ciphertext. Drop backend=None "
+                                     "or pass a backend explicitly to keep @cache.secure / encryption=True.")
         _check_choices(opts)
         state = _Cached(fn, opts)
         if opts.get("tenant_extractor") is not None and opts.get("encryption") and state.objects is None:
