@@ -182,15 +182,6 @@ def _validate(kw: dict[str, Any]) -> dict[str, Any]:
                 and not (k == "backend" and type(v).__name__ == "_Unset")}
         base = _flatten(base)
         base.update(_flatten(kw))
-        return _named_serializer(base)
-    return _named_serializer(_flatten(kw))
-
-
-def _named_serializer(opts: dict[str, Any]) -> dict[str, Any]:
-    """cachekit.serializers' classes stand for their names (serializer=AutoSerializer() is "auto")."""
-    from cachekit.serializers import NamedSerializer
-
-    if isinstance(opts.get("serializer"), NamedSerializer):
-        opts["serializer"] = opts["serializer"].name
-    return opts
+        return base
+    return _flatten(kw)
 

@@ -147,14 +147,15 @@ def test_decorator_config_is_read():
         DecoratorConfig(circuit_breaker={"enabled": True})
 
 
-def test_serializer_objects_are_their_names():
+def test_serializer_objects_are_keyed_as_the_reference_keys_instances():
+    # The reference keys an instance as "<custom>:" + its class name (code x4874 for
+    # AutoSerializer, x8542 for StandardSerializer), not as its registry name.
     from cachekit.serializers import AutoSerializer, StandardSerializer, get_serializer
 
-    a = cache(backend="memory://", serializer=AutoSerializer())(lambda x: x)
-    b = cache(backend="memory://", serializer="auto")(lambda x: x)
-    assert a._cachekit.serializer_id == b._cachekit.serializer_id == "auto"
-    assert cache(backend="memory://", serializer=StandardSerializer())(lambda x: x)._cachekit.serializer_id == "default"
-    assert isinstance(get_serializer("pythonic"), AutoSerializer)
+    for ser, code in ((AutoSerializer(), ":1x4874"), (StandardSerializer(), ":1x8542"), ("auto", ":1a")):
+        g = cache(backend="memory://", serializer=ser)(reference_f)
+        assert g._cachekit.key_for((1,), {}).endswith(code)
+    assert isinstance(get_serializer("pythonic"), AutoSerializer) and get_serializer("default").name == "default"
     with pytest.raises(ValueError, match="Unknown serializer"):
         get_serializer("nope")
 

@@ -1,6 +1,7 @@
-"""cachekit.serializers (the reference's module): its serializer classes and factory as
-names for serializer= (an instance is the same as its name: serializer=AutoSerializer()
-is serializer="auto"); values are framed and checked by the core. They have no
+"""cachekit.serializers (the reference's module): its serializer classes and factory.
+As in the reference, an instance given as serializer= is keyed as a serializer object
+("<custom>:" + its class name: serializer=AutoSerializer() is not serializer="auto"),
+and its values are framed and checked by the core (docs/python.md). They have no
 serialize/deserialize of their own here: the stored bytes are the core's CK frames,
 not a Python serializer's output."""
 from __future__ import annotations
@@ -13,7 +14,7 @@ from cachekit._unavailable import module_getattr
 
 
 class NamedSerializer:
-    """A serializer the decorator knows by name (its `name`)."""
+    """The reference serializer behind a registry name (its `name`)."""
 
     name = "default"
 
