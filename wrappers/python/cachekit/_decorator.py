@@ -86,7 +86,7 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
             raise TypeError(f"serializer must be a name or a serializer object, got {ser!r}")
         else:
             self.serializer_id = "<custom>:" + type(ser).__name__
-        if ser not in ("default", "std", "standard") and isinstance(ser, str) and ser not in ("auto", "pythonic"):
+        if ser not in ("default", "std") and isinstance(ser, str) and ser not in ("auto", "pythonic"):
             # orjson/arrow/custom formats are not implemented by this wrapper: keys are
             # still computed with the right code, values use the standard MessagePack form.
             log.info("cachekit: serializer %r is keyed as the reference SDK does; values use MessagePack", ser)

@@ -24,9 +24,8 @@ from cachekit._core import ConfigurationError, lib
 
 _MAX_TOTAL_TTL = 2_592_000  # the reference's 30-day storage cap (ttl + stale_ttl)
 
-# Serializer names the reference's registry takes ("standard" is this wrapper's
-# older alias of "default"); "encrypted" is refused with its own reason.
-SERIALIZER_NAMES = frozenset({"default", "std", "standard", "auto", "pythonic", "orjson", "arrow"})
+# Serializer names the reference's (0.24.1) registry takes; "encrypted" is refused with its own reason.
+SERIALIZER_NAMES = frozenset({"default", "std", "auto", "pythonic", "orjson", "arrow"})
 
 
 def _bad(msg: str) -> ConfigurationError:
