@@ -13,8 +13,8 @@ class CacheKeyGenerator:
     def generate_key(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
                      namespace: Optional[str] = None, integrity_checking: bool = True,
                      serializer_type: str = "std") -> str:
-        module = getattr(func, "__module__", None) or "__main__"
-        qualname = getattr(func, "__qualname__", None) or getattr(func, "__name__", "fn")
+        module = str(getattr(func, "__module__", None) or "__main__")
+        qualname = str(getattr(func, "__qualname__", None) or getattr(func, "__name__", "fn"))
         return _codec.auto_key(namespace, module, qualname, tuple(args), dict(kwargs), integrity_checking,
                                serializer_type)
 
