@@ -35,6 +35,9 @@ DECORATED = r"""
 import json, sys
 import cachekit
 from cachekit import cache
+# The reference's module layout ships in the package (pyproject's packages).
+import cachekit.backends.file, cachekit.backends.memcached, cachekit.backends.redis, cachekit.config.nested
+import cachekit.decorators.wrapper, cachekit.interop, cachekit.key_generator, cachekit.serializers
 
 calls = []
 

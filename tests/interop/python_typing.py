@@ -29,7 +29,12 @@ import pyvenv  # noqa: E402
 
 PYRIGHT = "1.1.414"
 TYPING = [os.path.join("tests", "typing", "public_api.py"), os.path.join("tests", "typing", "reference_usage.py")]
-PUBLIC = ["__init__.py", "_types.py", "_defaults.py", "_options.py", "_ndarray.py", "_userbackend.py", "_tenants.py"]
+PUBLIC = ["__init__.py", "_types.py", "_defaults.py", "_options.py", "_ndarray.py", "_userbackend.py", "_tenants.py",
+          "_outcome.py", "_urlbackend.py", "_unavailable.py", "health.py", "interop.py", "key_generator.py",
+          # the reference's module layout (docs/python.md "Reference modules")
+          "backends/__init__.py", "backends/redis/__init__.py", "backends/file/__init__.py",
+          "backends/memcached/__init__.py", "config/__init__.py", "config/nested.py", "config/decorator.py",
+          "serializers/__init__.py", "decorators/__init__.py", "decorators/wrapper.py"]
 
 
 def main() -> int:

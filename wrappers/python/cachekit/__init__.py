@@ -21,6 +21,10 @@ from cachekit._core import (Backend, BackendError, CacheKitError, CacheMemoryErr
 from cachekit._codec import (UnsupportedArgument, decode_interop_value, encode_interop_value, interop_key)
 from cachekit._decorator import cache
 from cachekit._defaults import get_default_backend, set_default_backend
+from cachekit._outcome import InvalidationOutcome
+from cachekit._unavailable import module_getattr as _module_getattr
+from cachekit.config import CircuitBreakerConfig, DecoratorConfig
+from cachekit.health import UNAVAILABLE as _HEALTH_UNAVAILABLE, HealthLevel, HealthStatus
 from cachekit._stats import CacheInfo
 
 def generate_interop_key(namespace: str, operation: str, args: list[Any]) -> str:
@@ -33,13 +37,18 @@ def library_version() -> str:
     return str(ffi.string(lib.cachekit_version_string()).decode())
 
 
+# The reference's health helpers: an ImportError saying why (cachekit.health).
+__getattr__ = _module_getattr(__name__, _HEALTH_UNAVAILABLE)
+
+
 # The package is versioned as the libcachekit it was built against (setup.py), so the
 # loaded library's version is the package's.
 __version__ = library_version()
 
 
 __all__ = [
-    "cache", "CacheInfo", "Backend", "CoreCache", "CacheKitError", "ConfigurationError", "BackendError",
+    "cache", "CacheInfo", "InvalidationOutcome", "DecoratorConfig", "CircuitBreakerConfig", "HealthLevel",
+    "HealthStatus", "Backend", "CoreCache", "CacheKitError", "ConfigurationError", "BackendError",
     "IntegrityError", "DecryptionAuthenticationError", "InteropError", "LoadFailed", "LoadTimeout",
     "DecodeError", "ValueTooLargeError", "CacheMemoryError", "CacheTimeoutError", "CircuitOpenError", "DeadlockError",
     "UnsupportedArgument", "set_default_backend", "get_default_backend",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
+import inspect
 import math
 import uuid
 from decimal import Decimal
@@ -410,6 +411,23 @@ def _interop_value(v: Any) -> Any:
             out[str.__str__(k)] = _interop_value(x)
         return out
     raise _value_refused(v, _VALUE_ONLY_PYTHON)
+
+
+def bind_flat_args(sig: inspect.Signature, args: tuple, kwargs: dict) -> list:
+    """An interop call bound to the signature with defaults: one element per parameter
+    (*args -> one list, **kwargs -> one map), as every SDK keys it."""
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    flat: list = []
+    for name, p in sig.parameters.items():
+        v = bound.arguments.get(name)
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            flat.append(list(v or ()))
+        elif p.kind is inspect.Parameter.VAR_KEYWORD:
+            flat.append(dict(v or {}))
+        else:
+            flat.append(v)
+    return flat
 
 
 def pack_interop_args(bound: list) -> bytes:

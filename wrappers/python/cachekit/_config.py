@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 from cachekit import _options
 from cachekit._core import ConfigurationError, lib
+from cachekit._urlbackend import CoreUrlBackend
 
 _UNSET: Any = object()
 _PROCESS_ID = _uuid.uuid4().hex
@@ -41,7 +42,7 @@ _PRESETS: dict[str, dict[str, Any]] = {
 }
 
 # The serializers encryption may wrap (the reference refuses the auto one).
-_ENCRYPTABLE = frozenset({"default", "std", "standard", "orjson", "arrow"})
+_ENCRYPTABLE = frozenset({"default", "std", "orjson", "arrow"})
 
 # Cores are shared by configuration; a master key takes part in that identity
 # only as a keyed BLAKE2b digest (a random key per process), so the hex key is
@@ -67,6 +68,8 @@ def _backend_url(backend: Any) -> Optional[str]:
         return "file://" + os.path.abspath(os.path.expanduser(backend))
     if isinstance(backend, os.PathLike):
         return "file://" + os.path.abspath(os.fspath(backend))
+    if isinstance(backend, CoreUrlBackend):  # RedisBackend, FileBackend: their URL, as a string would be
+        return backend.core_url
     raise TypeError(f"backend must be a URL, a directory path, a cachekit.Backend or None, got {type(backend)!r}")
 
 
@@ -88,10 +91,20 @@ def _refuse_url_lookalike(backend: str) -> None:
 
 
 def _check_ttl(ttl: Any) -> Optional[float]:
+    """The reference's checks and classes: a non-number is a TypeError (its message is
+    math.isfinite's), a non-finite or negative number a ValueError. A bool, which the
+    reference takes as 0 or 1 second, is refused here: ttl=True is a mistake, never a TTL."""
     if ttl is None:
         return None
-    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl) or ttl < 0:
-        raise ValueError(f"ttl must be None or a finite number >= 0, got {ttl!r}")
+    if isinstance(ttl, bool):
+        raise TypeError(f"ttl must be a number of seconds or None, not a bool (ttl={ttl!r} would mean "
+                        f"{int(ttl)} s): for no expiry pass ttl=None")
+    if not isinstance(ttl, (int, float)):
+        raise TypeError(f"must be real number, not {type(ttl).__name__}")
+    if not math.isfinite(ttl):
+        raise ValueError(f"ttl must be a finite number, got {ttl!r}")
+    if ttl < 0:
+        raise ValueError(f"ttl must be non-negative, got {ttl}")
     return float(ttl)
 
 
@@ -125,8 +138,14 @@ def _check_choices(opts: dict[str, Any]) -> None:
             raise TypeError(f"max_entries must be an int, got {type(n).__name__}")
         if n < 1:
             raise ValueError(f"max_entries must be >= 1, got {n}")
-    if opts.get("_local") and not opts.get("ttl"):
-        raise ValueError(f"cache.local needs a ttl > 0, got {opts.get('ttl')!r}")
+    if opts.get("_local"):  # the reference's cache.local: whole seconds, at least 1
+        ttl = opts.get("ttl")
+        if isinstance(ttl, bool):
+            _check_ttl(ttl)  # refused, as everywhere
+        if not isinstance(ttl, int):
+            raise TypeError(f"ttl must be an int, got {type(ttl).__name__}")
+        if ttl < 1:
+            raise ValueError(f"ttl must be >= 1, got {ttl}")
 
 
 # The reference's nested option objects (EncryptionConfig, L1CacheConfig): each

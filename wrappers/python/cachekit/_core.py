@@ -722,6 +722,19 @@ class CoreCache:
         err = _new_err()
         _check(lib.cachekit_cache_invalidate_ex(self._h, ns if ns is not None else ffi.NULL, key, len(key), err), err)
 
+    def invalidate_reported(self, ns: Optional[bytes], key: bytes) -> bool:
+        """invalidate, and whether the L2 delete returned normally. Under fail-open the
+        core counts a failed delete (backend_errors / timeouts) and returns OK, so the
+        counters tell; summed over every namespace (one's own series may be folded), so
+        another thread's failure meanwhile can turn True into False, never the reverse."""
+        before = self._l2_failures()
+        self.invalidate(ns, key)
+        return self._l2_failures() == before
+
+    def _l2_failures(self) -> int:
+        st = self.stats(None)
+        return int(st["backend_errors"]) + int(st["timeouts"])
+
     def invalidate_namespace(self, ns: bytes) -> None:
         err = _new_err()
         _check(lib.cachekit_cache_invalidate_namespace_ex(self._h, ns, err), err)

@@ -188,12 +188,15 @@ class CoreMixin:
         mb = opts.get("l1_max_size_mb")
         l1_bytes = int(mb * (1 << 20)) if mb else 0
         l1_admission = opts.get("l1_admission")
-        swr = self.swr_enabled and l1  # the core's SWR on L1 hits, as object mode's
+        swr = self.l2_swr and l1  # the core's SWR on L1 hits: stale_while_revalidate=True only
         fail_closed = opts.get("fail_closed")
         backend_obj = None
         user_backend = None
         url: Optional[str] = None
         key_prefix: Optional[str] = None
+        if (backend is not _UNSET and l1 and _options.listener_enabled()
+                and not (isinstance(backend, str) and "l1_coherence=" in backend)):
+            _options.note_listener_elsewhere()
         if isinstance(backend, Backend):
             backend_obj = backend
         elif is_user_backend(backend):
@@ -209,9 +212,14 @@ class CoreMixin:
             # sets one per request; never the encryption tenant (its deployment_uuid, our
             # tenant=), as live interop with cachekit-py 0.24.1 showed. This wrapper has
             # no request tenant context: always t:default:.
-            if not interop and not os.environ.get("CACHEKIT_FILE_CACHE_DIR") and (
-                    os.environ.get("CACHEKIT_REDIS_URL") or os.environ.get("REDIS_URL")):
+            env_redis = None if os.environ.get("CACHEKIT_FILE_CACHE_DIR") else (
+                os.environ.get("CACHEKIT_REDIS_URL") or os.environ.get("REDIS_URL"))
+            if not interop and env_redis:
                 key_prefix = "t:" + quote(_ZERO_CONFIG_TENANT, safe="") + ":"
+            if env_redis and l1 and _options.listener_enabled():
+                # The reference's invalidation listener: the core's L1 coherence on its channel,
+                # so another process's invalidation drops this process's L1 copy.
+                url = _options.with_listener(env_redis)
         cfg = (url, id(backend_obj) if backend_obj else id(user_backend) if user_backend else None,
                tuple(sorted(tuning.items())), self.core_ttl if user_backend else None, interop, None if interop else self.integrity, encryption,
                _secret_id(master_key), tenant, key_prefix, l1, l1_bytes, swr, self.swr_ratio if swr else 0.0, fail_closed,

@@ -33,6 +33,7 @@ from cachekit._keys import _SIMPLE, KeysMixin
 from cachekit._l2mode import L2ModeMixin
 from cachekit._objcache import ObjectCache
 from cachekit._objmode import ObjectModeMixin
+from cachekit._outcome import InvalidationOutcome
 from cachekit._refresh import RefreshMixin
 from cachekit._stats import StatsMixin
 from cachekit._tenants import TenantRouter
@@ -85,7 +86,7 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
             raise TypeError(f"serializer must be a name or a serializer object, got {ser!r}")
         else:
             self.serializer_id = "<custom>:" + type(ser).__name__
-        if ser not in ("default", "std", "standard") and isinstance(ser, str) and ser not in ("auto", "pythonic"):
+        if ser not in ("default", "std") and isinstance(ser, str) and ser not in ("auto", "pythonic"):
             # orjson/arrow/custom formats are not implemented by this wrapper: keys are
             # still computed with the right code, values use the standard MessagePack form.
             log.info("cachekit: serializer %r is keyed as the reference SDK does; values use MessagePack", ser)
@@ -99,7 +100,12 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         self.last_op: Optional[float] = None
         self.clears = 0
         self.written: set = set()
-        self.swr_enabled = bool(opts.get("swr_enabled", opts.get("stale_while_revalidate", True)))
+        swr = opts.get("stale_while_revalidate")
+        # Object mode: the reference's L1 SWR (L1CacheConfig.swr_enabled, on by default).
+        self.swr_enabled = bool(opts.get("swr_enabled", True if swr is None else swr))
+        # With a backend the reference 0.24 recomputes only at expiry (it removed backed-mode
+        # SWR): the core's refresh ahead of expiry is this wrapper's opt-in, by this name.
+        self.l2_swr = bool(swr)
         self.swr_ratio = float(opts.get("swr_threshold_ratio", 0.5))
         if not (0 < self.swr_ratio <= 1):
             raise ValueError("swr_threshold_ratio must be in (0, 1]")
@@ -156,18 +162,21 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         self.backend_at_first_call = None
         self.object_mode = True
 
-    def invalidate(self, args: tuple, kwargs: dict) -> None:
+    def invalidate(self, args: tuple, kwargs: dict) -> Optional[InvalidationOutcome]:
+        """The reference's result: None for the whole function, else what L2 did."""
         self.settle_backend()
         if not args and not kwargs and self._has_params():
             self.invalidate_all()
-            return
+            # cache.local reports NO_L2 for every call, as the reference's local wrapper does.
+            return InvalidationOutcome.NO_L2 if self.local else None
         if self.objects is not None:
             self.objects.invalidate(self.obj_key(args, kwargs))
-            return
+            return InvalidationOutcome.NO_L2
         key = self.cached_key(args, kwargs)
         self.generation += 1
-        self.core.invalidate(self.ns_bytes, key)
+        deleted = self.core.invalidate_reported(self.ns_bytes, key)
         self.written.discard(key)
+        return InvalidationOutcome.SUCCEEDED if deleted else InvalidationOutcome.FAILED
 
     def _has_params(self) -> bool:
         try:
@@ -230,13 +239,12 @@ def _object_hot_path(state: _Cached) -> Callable:
 def _ainvalidate(state: _Cached) -> Callable[..., Any]:
     """invalidate_cache as a coroutine: an L2's I/O runs on the core's executor."""
 
-    async def ainvalidate_cache(*args: Any, **kwargs: Any) -> None:
+    async def ainvalidate_cache(*args: Any, **kwargs: Any) -> Optional[InvalidationOutcome]:
         state.settle_backend()
         if state.objects is not None:
-            state.invalidate(args, kwargs)
-        else:
-            core = state._core or state.build_core()
-            await asyncio.get_running_loop().run_in_executor(core.executor(), state.invalidate, args, kwargs)
+            return state.invalidate(args, kwargs)
+        core = state._core or state.build_core()
+        return await asyncio.get_running_loop().run_in_executor(core.executor(), state.invalidate, args, kwargs)
 
     return ainvalidate_cache
 
@@ -357,8 +365,18 @@ class _Decorator:
             if extra:
                 raise TypeError(f"cache.local takes only ttl, max_entries, namespace, key (got {sorted(extra)})")
         if self._name == "secure":
+            # Refused, never dropped (the reference 0.20+, protocol intent-presets: integrity is forced on).
+            if opts.get("integrity_checking", True) is not True:
+                raise ConfigurationError(lib.CACHEKIT_EINVAL, "The secure preset does not accept integrity_checking="
+                                         f"{opts['integrity_checking']!r} — it forces integrity checking on. "
+                                         "Omit integrity_checking.")
             opts["encryption"] = True
             opts["integrity_checking"] = True
+        if opts.get("encryption") and opts.get("backend", _UNSET) is None:
+            # Object mode keeps Python objects in process memory: nothing there could be ciphertext.
+            raise ConfigurationError(lib.CACHEKIT_EINVAL, "encryption requires a backend: backend=None is L1-only "
+                                     "and stores raw Python objects, which cannot be ciphertext. Drop backend=None "
+                                     "or pass a backend explicitly to keep @cache.secure / encryption=True.")
         _check_choices(opts)
         state = _Cached(fn, opts)
         if opts.get("tenant_extractor") is not None and opts.get("encryption") and state.objects is None:

@@ -18,9 +18,11 @@ def set_default_backend(backend: Any) -> None:
     cachekit.Backend or an object with get/set/delete (None clears it; it never
     means L1-only here: say backend=None on the decorator for that)."""
     from cachekit._core import Backend
+    from cachekit._urlbackend import CoreUrlBackend
     from cachekit._userbackend import is_user_backend
 
-    if backend is not None and not (isinstance(backend, (str, os.PathLike, Backend)) or is_user_backend(backend)):
+    if backend is not None and not (isinstance(backend, (str, os.PathLike, Backend, CoreUrlBackend))
+                                    or is_user_backend(backend)):
         raise TypeError("set_default_backend takes a URL, a directory, a cachekit.Backend, an object with "
                         f"get/set/delete, or None; got {type(backend).__name__}")
     if isinstance(backend, str):

@@ -2,7 +2,6 @@
 or key=) and in object mode (the arguments themselves when exact)."""
 from __future__ import annotations
 
-import inspect
 import logging
 from typing import Any, Callable
 
@@ -27,17 +26,7 @@ class KeysMixin:
 
     def key_for(self, args: tuple, kwargs: dict) -> str:
         if self.interop_op is not None:
-            bound = self.signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            flat: list = []
-            for name, p in self.signature.parameters.items():
-                v = bound.arguments.get(name)
-                if p.kind is inspect.Parameter.VAR_POSITIONAL:
-                    flat.append(list(v or ()))
-                elif p.kind is inspect.Parameter.VAR_KEYWORD:
-                    flat.append(dict(v or {}))
-                else:
-                    flat.append(v)
+            flat = _codec.bind_flat_args(self.signature, args, kwargs)
             return _codec.interop_key(self.namespace or "", self.interop_op, flat)
         if self.key_fn is not None:
             return self.key_head + self.custom_key(args, kwargs)
@@ -87,6 +76,20 @@ class KeysMixin:
         except errors as exc:
             self.unsupported(exc)
             return _UNCACHED, kwargs
+        except Exception as exc:
+            if not self.key_fn_failed(exc):
+                raise
+            return _UNCACHED, kwargs
+
+    def key_fn_failed(self, exc: Exception) -> bool:
+        """A key= function raised during a call: logged on every call and the call runs
+        uncached, as the reference does (its cache.local lets it propagate, so does ours).
+        Only the exception's type is logged: its message may hold the arguments."""
+        if self.key_fn is None or self.local:
+            return False
+        log.warning("cachekit: %s.%s runs uncached: its key function raised %s", self.module, self.qualname,
+                    type(exc).__name__)
+        return True
 
     def unsupported(self, exc: Exception) -> None:
         if not self.warned:

@@ -51,6 +51,10 @@ class ObjectModeMixin:
         except _OBJ_KEY_ERRORS as exc:
             self.unsupported(exc)
             return self.fn(*args, **kwargs)
+        except Exception as exc:
+            if not self.key_fn_failed(exc):
+                raise
+            return self.fn(*args, **kwargs)
         types = None
         e = self.objects.data.get(key)
         now = time.monotonic()

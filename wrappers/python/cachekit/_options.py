@@ -24,9 +24,8 @@ from cachekit._core import ConfigurationError, lib
 
 _MAX_TOTAL_TTL = 2_592_000  # the reference's 30-day storage cap (ttl + stale_ttl)
 
-# Serializer names the reference's registry takes ("standard" is this wrapper's
-# older alias of "default"); "encrypted" is refused with its own reason.
-SERIALIZER_NAMES = frozenset({"default", "std", "standard", "auto", "pythonic", "orjson", "arrow"})
+# Serializer names the reference's (0.24.1) registry takes; "encrypted" is refused with its own reason.
+SERIALIZER_NAMES = frozenset({"default", "std", "auto", "pythonic", "orjson", "arrow"})
 
 
 def _bad(msg: str) -> ConfigurationError:
@@ -115,6 +114,47 @@ def timeout_options() -> dict[str, Any]:
     return out
 
 
+# CACHEKIT_INVALIDATION_LISTENER_ENABLED's spellings, as the reference's settings (pydantic's bool) read them.
+_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE = frozenset({"", "0", "off", "f", "false", "n", "no"})
+_COHERENCE = "l1_coherence=pubsub"  # the reference's listener: its invalidation channel (docs/redis.md)
+
+
+def listener_enabled() -> bool:
+    """CACHEKIT_INVALIDATION_LISTENER_ENABLED (default off, as in the reference)."""
+    raw = os.environ.get("CACHEKIT_INVALIDATION_LISTENER_ENABLED", "").strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise _bad("CACHEKIT_INVALIDATION_LISTENER_ENABLED must be a boolean (true/false, 1/0, yes/no, on/off)")
+
+
+def with_listener(url: str) -> str:
+    """The environment's Redis URL with the core's L1 coherence on its channel (pubsub),
+    unless the URL chooses an l1_coherence itself."""
+    if "l1_coherence=" in url.split("?", 1)[-1] and "?" in url:
+        return url
+    return url + ("&" if "?" in url else "?") + _COHERENCE
+
+
+_listener_warned = False
+
+
+def note_listener_elsewhere() -> None:
+    """The reference warns once per process when the listener is on and a function's backend
+    carries no events (anything but its zero-config Redis); so does this wrapper."""
+    global _listener_warned
+    if _listener_warned:
+        return
+    _listener_warned = True
+    import logging
+    logging.getLogger("cachekit").warning(
+        "cachekit: CACHEKIT_INVALIDATION_LISTENER_ENABLED applies to the environment's Redis "
+        "(CACHEKIT_REDIS_URL / REDIS_URL) only: for an explicit Redis backend add ?l1_coherence=pubsub "
+        "(or auto) to its URL")
+
+
 def check_freshness(opts: dict[str, Any]) -> None:
     """stale_ttl and refresh_ttl_on_get's threshold, as the reference checks them."""
     thr = opts.get("ttl_refresh_threshold", 0.5)
@@ -133,7 +173,7 @@ def check_freshness(opts: dict[str, Any]) -> None:
     if ttl + stale > _MAX_TOTAL_TTL:
         raise _bad(f"ttl + stale_ttl must not exceed {_MAX_TOTAL_TTL} seconds (30-day storage cap)")
     raise _bad("stale_ttl requires an SWR-capable backend (the hosted CachekitIO API), which libcachekit does "
-               "not provide: remove stale_ttl (swr_enabled refreshes L1 hits ahead of expiry)")
+               "not provide: remove stale_ttl (stale_while_revalidate=True refreshes entries ahead of expiry)")
 
 
 def note_refresh_ttl(opts: dict[str, Any]) -> None:

@@ -74,13 +74,17 @@ class TenantRouter:
             return await self.base.fn(*args, **self._plain(kwargs))
         return await type(st).acall(st, args, kwargs)
 
-    def invalidate(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def invalidate(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The tenant's InvalidationOutcome; FAILED when no tenant can be extracted (its entry
+        cannot be addressed); None for the whole function."""
         if not args and not kwargs and self.base._has_params():
             self.invalidate_all()
-            return
+            return None
         st = self.state_for(args, kwargs)
-        if st is not None:
-            type(st).invalidate(st, args, kwargs)
+        if st is None:
+            from cachekit._outcome import InvalidationOutcome
+            return InvalidationOutcome.FAILED
+        return type(st).invalidate(st, args, kwargs)
 
     def invalidate_all(self) -> None:
         with self.lock:

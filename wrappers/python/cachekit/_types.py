@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Concatenate, ParamSpec, Protocol, TypeVar, overload
 
+from cachekit._outcome import InvalidationOutcome
 from cachekit._stats import CacheInfo
 
 P = ParamSpec("P")
@@ -16,8 +17,8 @@ S_contra = TypeVar("S_contra", contravariant=True)
 
 class _CacheMethods(Protocol):
     """The reference's methods on a decorated function. invalidate_cache's result is
-    an awaitable for a coroutine function (Any: one type cannot say both);
-    ainvalidate_cache is awaited in both."""
+    an InvalidationOutcome (None for the whole function), or an awaitable of it for a
+    coroutine function (Any: one type cannot say both); ainvalidate_cache is awaited in both."""
 
     def cache_info(self) -> CacheInfo: ...
 
@@ -25,7 +26,7 @@ class _CacheMethods(Protocol):
 
     def invalidate_cache(self, *args: Any, **kwargs: Any) -> Any: ...
 
-    def ainvalidate_cache(self, *args: Any, **kwargs: Any) -> Awaitable[None]: ...
+    def ainvalidate_cache(self, *args: Any, **kwargs: Any) -> Awaitable[InvalidationOutcome | None]: ...
 
 
 class BoundCachedFunction(_CacheMethods, Protocol[P, R_co]):

@@ -27,12 +27,13 @@ import threading
 from typing import Any, Callable, Optional
 
 from cachekit._core import Backend, BackendError, CoreCache, UnreadableValue, lib
+from cachekit._urlbackend import CoreUrlBackend
 
 log = logging.getLogger("cachekit")
 
 
 def is_user_backend(obj: Any) -> bool:
-    if obj is None or isinstance(obj, (str, bytes, os.PathLike, Backend)):
+    if obj is None or isinstance(obj, (str, bytes, os.PathLike, Backend, CoreUrlBackend)):
         return False
     return all(callable(getattr(obj, m, None)) for m in ("get", "set", "delete"))
 
@@ -85,11 +86,13 @@ class BridgedCore(CoreCache):
         except Exception as exc:
             self._failed("set", exc)
 
-    def _user_delete(self, key: bytes) -> None:
+    def _user_delete(self, key: bytes) -> bool:
         try:
             self._user.delete(key.decode("utf-8"))
         except Exception as exc:
             self._failed("delete", exc)
+            return False
+        return True
 
     # Staging -----------------------------------------------------------------
 
@@ -174,10 +177,14 @@ class BridgedCore(CoreCache):
         return stored
 
     def invalidate(self, ns: Optional[bytes], key: bytes) -> None:
+        self.invalidate_reported(ns, key)
+
+    def invalidate_reported(self, ns: Optional[bytes], key: bytes) -> bool:
+        """The L2 here is the user's object: its delete's own result."""
         with self._epoch_lock:
             self._epoch += 1
         CoreCache.invalidate(self, ns, key)
-        self._user_delete(key)
+        return self._user_delete(key)
 
     def close(self) -> None:
         super().close()

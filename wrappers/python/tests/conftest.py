@@ -49,7 +49,8 @@ def vector_params(file: str, section: str) -> list:
 def _clean_env(monkeypatch):
     # Tests choose their backends explicitly; keep the environment from steering them.
     for var in ("CACHEKIT_REDIS_URL", "REDIS_URL", "CACHEKIT_FILE_CACHE_DIR", "CACHEKIT_MASTER_KEY",
-                "CACHEKIT_PREVIOUS_MASTER_KEYS", "CACHEKIT_ENCRYPTION_FAIL_CLOSED"):
+                "CACHEKIT_PREVIOUS_MASTER_KEYS", "CACHEKIT_ENCRYPTION_FAIL_CLOSED",
+                "CACHEKIT_INVALIDATION_LISTENER_ENABLED"):
         monkeypatch.delenv(var, raising=False)
 
 

@@ -478,4 +478,9 @@ def test_config_l1_swr_settings_are_honoured_in_every_mode(backend):
     assert off._cachekit.swr_enabled is False
     assert on._cachekit.swr_enabled is True and on._cachekit.swr_ratio == 0.25
     if backend is not None:
-        assert spec(off)["swr"] is False and spec(on)["swr_threshold_ratio"] == 0.25
+        # With an L2 the L1 config's SWR is the reference's L1-only mode's: no refresh ahead of
+        # expiry there (0.24); this wrapper's opt-in is stale_while_revalidate=True.
+        assert spec(off)["swr"] is False and spec(on)["swr"] is False
+        opted, _ = counted(config=DecoratorConfig(backend=backend, l1=L1CacheConfig(swr_threshold_ratio=0.25)),
+                           stale_while_revalidate=True)
+        assert spec(opted)["swr"] is True and spec(opted)["swr_threshold_ratio"] == 0.25

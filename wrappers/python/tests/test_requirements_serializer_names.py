@@ -18,7 +18,7 @@ from cachekit._options import SERIALIZER_NAMES
 
 KEY = "ab" * 32
 # What a reader configured with each name records (and so accepts).
-RECORDS = {"default": "default", "std": "default", "standard": "default", "auto": "auto", "pythonic": "auto"}
+RECORDS = {"default": "default", "std": "default", "auto": "auto", "pythonic": "auto"}
 # spec/encryption.md's format token registry.
 FORMAT_TOKENS = {"msgpack", "orjson", "arrow"}
 
@@ -71,7 +71,7 @@ def test_a_name_differing_only_in_case_is_a_miss():
         assert len(f.calls) == 1, spelling
 
 
-@pytest.mark.parametrize("serializer", ["default", "std", "standard"])
+@pytest.mark.parametrize("serializer", ["default", "std"])
 def test_encrypted_writes_record_the_serializer_name(serializer):
     backend = Backend("memory://")
     g = cache(backend=backend, namespace="enc", serializer=serializer, encryption=True, master_key=KEY)(define("f"))

@@ -1,5 +1,6 @@
-"""Stale-while-revalidate: `swr_enabled` honoured with an L2 too, and one
-bounded refresh pool per decorated function in every mode."""
+"""Stale-while-revalidate: with an L2 off unless `stale_while_revalidate=True` (the
+reference 0.24 recomputes only at expiry there), `swr_enabled` for object mode, and
+one bounded refresh pool per decorated function in every mode."""
 from __future__ import annotations
 
 import threading
@@ -22,8 +23,22 @@ def _stale_soon(**opts):
     return get, calls
 
 
-def test_l2_mode_refreshes_with_swr_enabled():
-    get, calls = _stale_soon(backend="memory://", namespace="swron", swr_enabled=True)
+def test_l2_mode_default_recomputes_only_at_expiry():
+    # As the reference 0.24: no background refresh ahead of expiry, whatever swr_enabled says
+    # (the reference's L1CacheConfig.swr_enabled is its L1-only mode's).
+    for opts in ({}, {"swr_enabled": True}):
+        get, calls = _stale_soon(backend="memory://", namespace=f"swrdef{len(opts)}", **opts)
+        assert get._cachekit.core_spec[1]["swr"] is False
+        assert get(1) == 1
+        time.sleep(0.25)  # past ttl x ratio (+-10 %), well before the TTL
+        assert get(1) == 1
+        time.sleep(0.2)
+        assert get(1) == 1 and calls == [1]  # no refresh ran
+        _until(lambda: get(1) == 2, "the recompute at expiry")
+
+
+def test_l2_mode_refreshes_with_stale_while_revalidate():
+    get, calls = _stale_soon(backend="memory://", namespace="swron", stale_while_revalidate=True)
     assert get(1) == 1
     time.sleep(0.25)  # past ttl x ratio (+-10 %), well before the TTL
     assert get(1) == 1  # stale: served, refreshed in the background

@@ -110,9 +110,9 @@ def test_bad_l1_budget_is_refused_at_decoration(mb):
         cache(backend=None, l1_max_size_mb=mb)(lambda x: x)
 
 
-@pytest.mark.parametrize("ttl", [0, None])
-def test_local_without_a_ttl_is_refused(ttl):
-    with pytest.raises(ValueError, match="ttl"):
+@pytest.mark.parametrize("ttl,error", [(0, ValueError), (None, TypeError)])
+def test_local_without_a_ttl_is_refused(ttl, error):
+    with pytest.raises(error, match="ttl"):
         cache.local(ttl=ttl)(lambda x: x)
 
 

@@ -40,7 +40,7 @@ FRAME_READERS = {
     "raw_payload_frame": [(_DEFAULT, _MISS)],  # raw bytes, no envelope: the envelope check refuses it
     "default_saas_write_msgpack_bytestorage": [(_DEFAULT, "value"), ({"serializer": "std"}, "value")],
     "arrow_dataframe_write": [(_DEFAULT, _MISS)],  # serializer name arrow
-    "default_saas_write_msgpack_bytestorage_bin": [(_DEFAULT, "value"), ({"serializer": "standard"}, "value")],
+    "default_saas_write_msgpack_bytestorage_bin": [(_DEFAULT, "value"), ({"serializer": "std"}, "value")],
     "auto_serializer_write": [(_DEFAULT, _MISS), (_AUTO, "value")],
     "standard_serializer_instance_write": [
         (_DEFAULT, _MISS),

@@ -11,7 +11,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from cachekit import CacheInfo, cache
+from cachekit import CacheInfo, CircuitBreakerConfig, DecoratorConfig, InvalidationOutcome, cache
+from cachekit.backends import BaseBackend, RedisBackend
+from cachekit.backends.file import FileBackend, FileBackendConfig
+from cachekit.config import L1CacheConfig
+from cachekit.key_generator import CacheKeyGenerator
 
 
 # -- plain functions, every decorator form -------------------------------------------
@@ -164,11 +168,33 @@ async def use_async() -> None:
     await fetch_user.invalidate_cache(1)
     await fetch_user.ainvalidate_cache()
     await get_score.ainvalidate_cache(2)  # sync functions have it too
+    outcome: InvalidationOutcome | None = await fetch_user.ainvalidate_cache(1)
+    print(outcome is InvalidationOutcome.SUCCEEDED)
     n: int = await Repo().aget(1)
     await Repo().aget.ainvalidate_cache(1)
     await Repo().get.ainvalidate_cache(1)
     await Repo.cm.ainvalidate_cache(1)
     print(user, many, n)
+
+
+# -- the reference's modules -----------------------------------------------------------
+
+@cache(config=DecoratorConfig(ttl=60, namespace="cfg", backend=None, l1=L1CacheConfig(max_size_mb=8)))
+def configured(x: int) -> int:
+    return x
+
+
+@cache(ttl=60, backend=None, circuit_breaker=CircuitBreakerConfig(failure_threshold=10))
+def guarded(x: int) -> int:
+    return x
+
+
+def use_reference_modules(directory: str) -> None:
+    files: BaseBackend = FileBackend(FileBackendConfig(cache_dir=directory))
+    redis: BaseBackend = RedisBackend("redis://127.0.0.1:6379")
+    on_files = cache(ttl=60, backend=files)(get_score.__wrapped__)
+    key: str = CacheKeyGenerator().generate_key(get_score.__wrapped__, (1,), {}, namespace="n")
+    print(configured(1) + guarded(2) + on_files(3), redis, key)
 
 
 def wrong_calls_stay_errors() -> None:
