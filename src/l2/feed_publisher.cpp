@@ -32,18 +32,9 @@ struct Conn {
     RespGuard guard{kFeedMaxReplyBytes};
 
     void send(const std::vector<std::string> &args) {
-        std::vector<const char *> argv;
-        std::vector<size_t> lens;
-        for (const std::string &a : args) {
-            argv.push_back(a.data());
-            lens.push_back(a.size());
-        }
-        char *cmd = nullptr;
-        const int n = redisFormatCommandArgv(&cmd, int(argv.size()), argv.data(), lens.data());
-        if (n < 0) throw std::bad_alloc();
-        std::unique_ptr<char, void (*)(char *)> owned(cmd, redisFreeCommand);
-        for (size_t sent = 0; sent < size_t(n);) {
-            const ssize_t w = ::send(ctx->fd, cmd + sent, size_t(n) - sent, MSG_NOSIGNAL);
+        const std::string cmd = format_command(args);
+        for (size_t sent = 0; sent < cmd.size();) {
+            const ssize_t w = ::send(ctx->fd, cmd.data() + sent, cmd.size() - sent, MSG_NOSIGNAL);
             if (w < 0 && errno == EINTR) continue;
             if (w <= 0) throw Failed{};
             sent += size_t(w);

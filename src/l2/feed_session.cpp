@@ -250,7 +250,7 @@ void Session::read(Clock::time_point now) {
     }
 }
 
-void Session::send(const std::vector<std::string> &args) {
+std::string format_command(const std::vector<std::string> &args) {
     std::vector<const char *> argv;
     std::vector<size_t> lens;
     for (const std::string &a : args) {
@@ -261,7 +261,11 @@ void Session::send(const std::vector<std::string> &args) {
     const int n = redisFormatCommandArgv(&cmd, int(argv.size()), argv.data(), lens.data());
     if (n < 0) throw std::bad_alloc();
     std::unique_ptr<char, void (*)(char *)> owned(cmd, redisFreeCommand);
-    out_.append(cmd, size_t(n));
+    return std::string(cmd, size_t(n));
+}
+
+void Session::send(const std::vector<std::string> &args) {
+    out_ += format_command(args);
     flush_out();
 }
 

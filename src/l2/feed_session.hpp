@@ -41,6 +41,9 @@ inline constexpr uint32_t kFeedMaxKeys = 16384;
 // The major version in INFO's "redis_version:7.0.15" line; 0 when absent.
 int server_major(std::string_view info);
 
+// `args` as the RESP command a server reads (throws std::bad_alloc).
+std::string format_command(const std::vector<std::string> &args);
+
 // Only the loop thread calls its methods (but decided(), read anywhere).
 // The handler hears, per attempt: suspend(); then live() once subscribed;
 // at the attempt's end suspend() and session_ended().

@@ -26,55 +26,16 @@
 #include "../redis/redis_server.hpp"
 #include "cache_test_util.hpp"
 #include "../redis/raw_redis.hpp"
+#include "../redis/log_lines.hpp"
 
 namespace {
 
 using cachekit::testing::RedisServer;
+using cachekit::testing::LogLine;
+using cachekit::testing::record;
+using cachekit::testing::take_lines;
 using cachekit::testing::RedisServerOptions;
 using ct::Buf;
-
-struct Line {
-    int level;
-    std::string event;
-    std::string message;
-};
-
-std::mutex g_mu;
-std::vector<Line> g_lines;
-
-void record(int level, const char *event, const char *message, void *) {
-    std::lock_guard lock(g_mu);
-    g_lines.push_back({level, event, message});
-}
-
-std::vector<Line> take_lines() {
-    std::lock_guard lock(g_mu);
-    std::vector<Line> out;
-    out.swap(g_lines);
-    return out;
-}
-
-size_t count(const std::vector<Line> &lines, const char *event) {
-    size_t n = 0;
-    for (const Line &l : lines) n += l.event == event;
-    return n;
-}
-
-const Line *find(const std::vector<Line> &lines, const char *event) {
-    for (const Line &l : lines)
-        if (l.event == event) return &l;
-    return nullptr;
-}
-
-void print(const std::vector<Line> &lines) {
-    for (const Line &l : lines) std::fprintf(stderr, "  [%d] %s: %s\n", l.level, l.event.c_str(), l.message.c_str());
-}
-
-#define FAIL_SHOWING(lines, ...) \
-    do {                         \
-        print(lines);            \
-        fail_msg(__VA_ARGS__);   \
-    } while (0)
 
 const std::string kValue = ct::mp_str("computed");
 
@@ -107,20 +68,20 @@ void test_refused_port(void **) {
     const std::string url = "redis://127.0.0.1:" + std::to_string(cachekit::testing::free_port());
     ct::CacheHandle c = cache_on(url, 60000);
     call(c.get());
-    std::vector<Line> lines = take_lines();
-    const Line *down = find(lines, "backend_down");
+    std::vector<LogLine> lines = take_lines();
+    const LogLine *down = find(lines, "backend_down");
     if (count(lines, "backend_down") != 1 || !down) FAIL_SHOWING(lines, "want one backend_down");
     assert_int_equal(down->level, CACHEKIT_LOG_WARNING);
     if (!ct::contains(down->message, url + ": ") || !ct::contains(down->message, "refused"))
         fail_msg("backend_down does not name the URL and the cause: %s", down->message.c_str());
     for (int i = 0; i < 5; ++i) call(c.get());
-    std::vector<Line> more = take_lines();
+    std::vector<LogLine> more = take_lines();
     lines.insert(lines.end(), more.begin(), more.end());
     if (count(lines, "breaker_open") != 1) FAIL_SHOWING(lines, "want one breaker_open");
     assert_true(ct::contains(find(lines, "breaker_open")->message, url));
 
     for (int i = 0; i < 1000; ++i) call(c.get(), i % 2 ? "a" : "b");
-    std::vector<Line> flood = take_lines();
+    std::vector<LogLine> flood = take_lines();
     if (!flood.empty()) FAIL_SHOWING(flood, "1,000 failing calls logged %zu more lines", flood.size());
 
     const cachekit_health h = health_of(c.get());
@@ -142,12 +103,12 @@ void test_wrong_password(void **) {
     const std::string shown = "redis://127.0.0.1:" + std::to_string(server.port());
     ct::CacheHandle c = cache_on(url, 60000);
     call(c.get());
-    const std::vector<Line> lines = take_lines();
-    const Line *down = find(lines, "backend_down");
+    const std::vector<LogLine> lines = take_lines();
+    const LogLine *down = find(lines, "backend_down");
     if (count(lines, "backend_down") != 1 || !down) FAIL_SHOWING(lines, "want one backend_down");
     if (!ct::contains(down->message, shown + ": ") || !ct::contains(down->message, "AUTH"))
         fail_msg("backend_down does not name the URL and the AUTH failure: %s", down->message.c_str());
-    for (const Line &l : lines)
+    for (const LogLine &l : lines)
         if (ct::contains(l.message, "hunter2")) fail_msg("a line shows the password: %s", l.message.c_str());
     const cachekit_health h = health_of(c.get());
     assert_int_equal(h.state, CACHEKIT_HEALTH_DOWN);
@@ -156,10 +117,10 @@ void test_wrong_password(void **) {
 }
 
 // Calls until `event` was logged (true) or the patience ran out.
-bool call_until(cachekit_cache *c, const char *event, std::vector<Line> &seen) {
+bool call_until(cachekit_cache *c, const char *event, std::vector<LogLine> &seen) {
     for (int i = 0; i < 600; ++i) {
         call(c);
-        std::vector<Line> more = take_lines();
+        std::vector<LogLine> more = take_lines();
         seen.insert(seen.end(), more.begin(), more.end());
         if (find(more, event)) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -174,24 +135,24 @@ void test_paused_server(void **) {
     ct::CacheHandle c = cache_on(url, 300);
     call(c.get());
     call(c.get());
-    std::vector<Line> seen = take_lines();
+    std::vector<LogLine> seen = take_lines();
     if (!seen.empty()) FAIL_SHOWING(seen, "a healthy backend logged");
     assert_int_equal(health_of(c.get()).state, CACHEKIT_HEALTH_OK);
 
     server.pause();
     call(c.get());
-    std::vector<Line> lines = take_lines();
-    const Line *down = find(lines, "backend_down");
+    std::vector<LogLine> lines = take_lines();
+    const LogLine *down = find(lines, "backend_down");
     if (count(lines, "backend_down") != 1 || !down) FAIL_SHOWING(lines, "want one backend_down");
     if (!ct::contains(down->message, "timed out")) fail_msg("backend_down does not name the timeout: %s", down->message.c_str());
     for (int i = 0; i < 4; ++i) call(c.get());
     server.resume();
-    std::vector<Line> opened = take_lines();
+    std::vector<LogLine> opened = take_lines();
     if (count(opened, "breaker_open") != 1 || count(opened, "backend_down") != 0)
         FAIL_SHOWING(opened, "want one breaker_open and no second backend_down");
     lines.insert(lines.end(), opened.begin(), opened.end());
     if (!call_until(c.get(), "backend_recovered", lines)) FAIL_SHOWING(lines, "no backend_recovered after SIGCONT");
-    const Line *up = find(lines, "backend_recovered");
+    const LogLine *up = find(lines, "backend_recovered");
     assert_int_equal(up->level, CACHEKIT_LOG_INFO);
     assert_true(ct::contains(up->message, url));
     assert_int_equal(health_of(c.get()).state, CACHEKIT_HEALTH_OK);
@@ -200,7 +161,7 @@ void test_paused_server(void **) {
     server.pause();
     for (int i = 0; i < 5; ++i) call(c.get());
     server.resume();
-    std::vector<Line> again;
+    std::vector<LogLine> again;
     for (int i = 0; i < 600 && health_of(c.get()).state != CACHEKIT_HEALTH_OK; ++i) {
         call(c.get());
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -230,8 +191,8 @@ void test_unknown_host(void **) {
         assert_int_equal(cachekit_cache_get(c.get(), out.get(), &info, "logs", "k", 1), CACHEKIT_ENOTFOUND);
         call(c.get());
     }
-    const std::vector<Line> lines = take_lines();
-    const Line *down = find(lines, "backend_down");
+    const std::vector<LogLine> lines = take_lines();
+    const LogLine *down = find(lines, "backend_down");
     if (count(lines, "backend_down") != 1 || !down) FAIL_SHOWING(lines, "want one backend_down");
     assert_int_equal(down->level, CACHEKIT_LOG_WARNING);
     if (!ct::contains(down->message, url + ": ") || !ct::contains(down->message, reason))
@@ -243,18 +204,8 @@ void test_unknown_host(void **) {
     assert_true(h.last_error_at > 0);
 }
 
-// The id of the cache's coherence feed connection in CLIENT LIST ("" when none).
-std::string feed_client_id(cachekit::testing::RawRedis &raw) {
-    const std::string list = raw.text({"CLIENT", "LIST"});
-    const size_t at = list.find("name=cachekit-invalidation");
-    if (at == std::string::npos) return "";
-    const size_t line = list.rfind('\n', at);
-    const size_t id = list.find("id=", line == std::string::npos ? 0 : line);
-    return list.substr(id + 3, list.find(' ', id) - id - 3);
-}
-
 bool eventually_id(cachekit::testing::RawRedis &raw, std::string &id, const std::string &not_this) {
-    return ct::eventually([&] { return !(id = feed_client_id(raw)).empty() && id != not_this; }, 10s, 5ms);
+    return ct::eventually([&] { return !(id = raw.feed_client_id()).empty() && id != not_this; }, 10s, 5ms);
 }
 
 void test_coherence_feed_killed(void **) {
@@ -269,24 +220,24 @@ void test_coherence_feed_killed(void **) {
     call(c.get());
     std::string id;
     assert_true(eventually_id(raw, id, ""));
-    std::vector<Line> lines = take_lines();
+    std::vector<LogLine> lines = take_lines();
     if (!lines.empty()) FAIL_SHOWING(lines, "a live feed logged");
     raw.text({"CLIENT", "KILL", "ID", id});
     std::string again;
     assert_true(eventually_id(raw, again, id));  // a new feed connection
     assert_true(ct::eventually(
         [&] {
-            std::vector<Line> more = take_lines();
+            std::vector<LogLine> more = take_lines();
             lines.insert(lines.end(), more.begin(), more.end());
             return count(lines, "coherence_resumed") > 0;
         },
         10s, 5ms));
     std::this_thread::sleep_for(50ms);  // room for a stray second line to show
-    std::vector<Line> more = take_lines();
+    std::vector<LogLine> more = take_lines();
     lines.insert(lines.end(), more.begin(), more.end());
     if (count(lines, "coherence_suspended") != 1 || count(lines, "coherence_resumed") != 1 || lines.size() != 2)
         FAIL_SHOWING(lines, "want one coherence_suspended and one coherence_resumed");
-    const Line &lost = lines[0], &back = lines[1];
+    const LogLine &lost = lines[0], &back = lines[1];
     if (lost.event != "coherence_suspended") FAIL_SHOWING(lines, "suspended comes first");
     assert_int_equal(lost.level, CACHEKIT_LOG_WARNING);
     assert_int_equal(back.level, CACHEKIT_LOG_INFO);

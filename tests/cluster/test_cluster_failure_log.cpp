@@ -21,6 +21,7 @@
 
 #include "cachekit/cachekit.h"
 #include "cluster_harness.hpp"
+#include "log_lines.hpp"
 
 #include <csetjmp>
 #include <cstdarg>
@@ -33,39 +34,11 @@ extern "C" {
 namespace {
 
 using cachekit::testing::RedisCluster;
-
-struct Line {
-    int level;
-    std::string event;
-    std::string message;
-};
-
-std::mutex g_mu;
-std::vector<Line> g_lines;
-
-void record(int level, const char *event, const char *message, void *) {
-    std::lock_guard lock(g_mu);
-    g_lines.push_back({level, event, message});
-}
-
-std::vector<Line> take_lines() {
-    std::lock_guard lock(g_mu);
-    std::vector<Line> out;
-    out.swap(g_lines);
-    return out;
-}
+using cachekit::testing::LogLine;
+using cachekit::testing::record;
+using cachekit::testing::take_lines;
 
 bool contains(const std::string &haystack, const std::string &needle) { return haystack.find(needle) != std::string::npos; }
-
-void print(const std::vector<Line> &lines) {
-    for (const Line &l : lines) std::fprintf(stderr, "  [%d] %s: %s\n", l.level, l.event.c_str(), l.message.c_str());
-}
-
-#define FAIL_SHOWING(lines, ...) \
-    do {                         \
-        print(lines);            \
-        fail_msg(__VA_ARGS__);   \
-    } while (0)
 
 constexpr int kKeys = 60;  // spread over the three primaries
 
@@ -95,12 +68,6 @@ cachekit_health health_of(cachekit_backend *b) {
     return h;
 }
 
-size_t count(const std::vector<Line> &lines, const char *event) {
-    size_t n = 0;
-    for (const Line &l : lines) n += l.event == event;
-    return n;
-}
-
 void test_one_node_down(void **) {
     RedisCluster cluster(20000);
     const std::string url = cluster.url();
@@ -119,7 +86,7 @@ void test_one_node_down(void **) {
         assert_int_equal(cachekit_backend_set(b, key.data(), key.size(), "v", 1, 600.0), CACHEKIT_OK);
     }
     assert_int_equal(round_of_calls(b), kKeys);
-    std::vector<Line> healthy = take_lines();
+    std::vector<LogLine> healthy = take_lines();
     if (!healthy.empty()) FAIL_SHOWING(healthy, "a healthy cluster logged");
     assert_int_equal(health_of(b).state, CACHEKIT_HEALTH_OK);
 
@@ -127,21 +94,21 @@ void test_one_node_down(void **) {
     const int paused = cluster.owner_of(0);
     const std::string node = "127.0.0.1:" + std::to_string(paused);
     cluster.server_on(paused).pause();
-    std::vector<Line> lines;
+    std::vector<LogLine> lines;
     int hits = 0;
     for (int round = 0; round < 8; ++round) {
         hits = round_of_calls(b);
         std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past the breaker's recovery: trials
     }
-    std::vector<Line> more = take_lines();
+    std::vector<LogLine> more = take_lines();
     lines.insert(lines.end(), more.begin(), more.end());
     if (hits == 0 || hits == kKeys) FAIL_SHOWING(lines, "%d of %d reads hit: want the live nodes' keys only", hits, kKeys);
     const cachekit_health down = health_of(b);
     if (count(lines, "backend_down") != 1 || count(lines, "backend_recovered") != 0 || count(lines, "breaker_open") > 1)
         FAIL_SHOWING(lines, "want one backend_down (at most one breaker_open) while %s is paused", node.c_str());
-    for (const Line &l : lines)
+    for (const LogLine &l : lines)
         if (!contains(l.message, node + ": ")) FAIL_SHOWING(lines, "a line does not name the paused node %s", node.c_str());
-    for (const Line &l : lines)
+    for (const LogLine &l : lines)
         if (l.event == "backend_down" && (l.level != CACHEKIT_LOG_WARNING || !contains(l.message, "timed out")))
             FAIL_SHOWING(lines, "backend_down is no warning naming the timeout");
     if (down.state != CACHEKIT_HEALTH_DOWN || !contains(down.last_error, node) || down.last_error_at <= 0 || down.since <= 0)

@@ -57,6 +57,15 @@ struct RawRedis {
         return out;
     }
     bool has(const std::string &key) { return integer({"EXISTS", key}) == 1; }
+    // The id of a cache's coherence feed connection in CLIENT LIST ("" when none).
+    std::string feed_client_id() {
+        const std::string list = text({"CLIENT", "LIST"});
+        const size_t at = list.find("name=cachekit-invalidation");
+        if (at == std::string::npos) return "";
+        const size_t line = list.rfind('\n', at);
+        const size_t id = list.find("id=", line == std::string::npos ? 0 : line);
+        return list.substr(id + 3, list.find(' ', id) - id - 3);
+    }
 };
 
 }  // namespace cachekit::testing

@@ -196,16 +196,6 @@ void test_forged_flush_message_is_ignored(void **) {
     assert_true(r.value == kept);
 }
 
-// The id of the cache's invalidation connection in CLIENT LIST.
-std::string feed_client_id(Raw &raw) {
-    const std::string list = raw.text({"CLIENT", "LIST"});
-    const size_t at = list.find("name=cachekit-invalidation");
-    if (at == std::string::npos) return "";
-    const size_t line = list.rfind('\n', at);
-    const size_t id = list.find("id=", line == std::string::npos ? 0 : line);
-    return list.substr(id + 3, list.find(' ', id) - id - 3);
-}
-
 void test_client_kill_flushes(void **) {
     Raw raw;
     ct::CacheHandle a = cache_on(url("tracking"));
@@ -214,7 +204,7 @@ void test_client_kill_flushes(void **) {
     CT_OK(cachekit_cache_put(a.get(), nullptr, "k4", 2, v1.data(), v1.size(), 0));
     read_into_l1(a.get(), "k4", v1);
     const long long flushes = series(a.get(), "cachekit_l1_coherence_flushes_total");
-    const std::string id = feed_client_id(raw);
+    const std::string id = raw.feed_client_id();
     assert_false(id.empty());
     raw.text({"CLIENT", "KILL", "ID", id});
     // No tracking now: this write sends no message to anyone.
@@ -227,7 +217,7 @@ void test_client_kill_flushes(void **) {
     assert_true(r.value == v2);
     // Back again (a new connection, another flush), and coherent.
     wait_live(a.get());
-    assert_true(feed_client_id(raw) != id);
+    assert_true(raw.feed_client_id() != id);
     read_into_l1(a.get(), "k4", v2);
     raw.text({"SET", std::string(kPrefix) + "k4", stored_form(raw, v3)});
     assert_true(eventually_reads(a.get(), "k4", v3));
