@@ -393,9 +393,17 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
         const l1::FillTicket l1_ticket = coherence_ ? early_ticket : l1_ ? l1_->begin_fill() : l1::kNoTicket;
         raced = log_.changed_since(since, h, ns);
         if (l1_) {
+            const std::string_view l1_value = config_.keyring ? stored.view() : payload;
             // Raced: which L2 write came last is unknown, so L1 keeps neither.
-            if (raced || !l1_open()) l1_->invalidate(key);
-            else l1_->put_until(ns, key, config_.keyring ? stored.view() : payload, l1_until, l1_ticket);
+            // With no L2 the L1 is the store and this lock orders the writes:
+            // a put is the newest, a fill lost to the write it raced with.
+            if (!config_.backend && raced) {
+                if (!fill) l1_->put_until(ns, key, l1_value, l1_until, l1_ticket);
+            } else if (raced || !l1_open()) {
+                l1_->invalidate(key);
+            } else {
+                l1_->put_until(ns, key, l1_value, l1_until, l1_ticket);
+            }
         }
         log_.key_written(h);  // fills that read L2 before this write can no longer land
         if (!fill) {
@@ -404,11 +412,12 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
             load_claims_.cancel(key);
         }
     }
-    if (fill && raced && log_.invalidated_since(since, h, ns)) {
+    if (fill && raced && (!config_.backend || log_.invalidated_since(since, h, ns))) {
         // An invalidation overlapped the L2 write of a value computed before
         // it and may have deleted before that write: take the value back so
         // the invalidation wins. (A put overlapping an invalidation may
         // land in either order: L1 is left empty, L2 holds whichever came last.)
+        // With no L2, a raced fill was not stored at all.
         if (in_l2) forget_everywhere(key, h, m);
         m.dropped_fills.add();
         return StoreOutcome::Dropped;

@@ -7,6 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <thread>
+
 #include "cache_test_util.hpp"
 
 namespace {
@@ -251,6 +254,35 @@ void test_a_forked_child_claims_anew(void **) {
     CT_OK(land(p.cache.get(), key, ct::mp_str("parent"), parent.info.refresh_claim));
 }
 
+// With no L2 the L1 is the store: a load racing a put of its key, in any
+// interleaving, leaves the put's value (it is the newer write), never an
+// empty key. Each round starts both writers together; no timing is assumed.
+void test_l1_only_racing_load_and_put_keep_the_put(void **) {
+    cachekit_cache_options o = ct::default_options();
+    o.backend_url = "none";
+    ct::CacheHandle cache = ct::new_cache(&o);
+    const std::string loaded = ct::mp_str("loaded"), newer = ct::mp_str("put");
+    for (int round = 0; round < 2000; ++round) {
+        const std::string key = ct::shaped_key(kNs, "race" + std::to_string(round));
+        std::atomic<int> ready{0};
+        auto start_together = [&ready] {
+            ready.fetch_add(1);
+            while (ready.load() < 2) std::this_thread::yield();
+        };
+        int landed = CACHEKIT_OK;  // asserted here: cmocka asserts on this thread only
+        std::thread loader([&] {
+            start_together();
+            Claimed miss = get_for_load(cache.get(), key);
+            if (miss.rc == CACHEKIT_ENOTFOUND) landed = land(cache.get(), key, loaded, miss.info.refresh_claim);
+        });
+        start_together();
+        put(cache.get(), key, newer);
+        loader.join();
+        assert_true(landed == CACHEKIT_OK || landed == CACHEKIT_ENOTFOUND);
+        assert_true(read(cache.get(), key) == newer);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -264,6 +296,7 @@ int main() {
         cmocka_unit_test(test_l2_hit_claims_nothing),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_a_forked_child_claims_anew),
+        cmocka_unit_test(test_l1_only_racing_load_and_put_keep_the_put),
     };
     return cmocka_run_group_tests_name("cache_get_for_load", tests, nullptr, nullptr);
 }
