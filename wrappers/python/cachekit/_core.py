@@ -15,14 +15,9 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
-try:
-    from cachekit._ffi import ffi, lib  # type: ignore[import-not-found]
-except ImportError as exc:  # pragma: no cover - depends on the build
-    raise ImportError(
-        "cachekit._ffi is not built: run `python3 wrappers/python/build_ext.py --build-dir <meson builddir> "
-        "--out <dir>` and put <dir> on PYTHONPATH, or `pip install wrappers/python` with libcachekit visible "
-        "to pkg-config"
-    ) from exc
+from cachekit._ffi_import import import_ffi
+
+ffi, lib = import_ffi()
 
 __all__ = [
     "ffi", "lib", "CacheKitError", "ConfigurationError", "InteropError", "DecodeError", "ValueTooLargeError",
