@@ -17,8 +17,8 @@
 
 #include "cluster_harness.hpp"
 #include "coherence_cases.hpp"
-#include "l2/cluster_slots.hpp"
-#include "l2/redis_cluster_backend.hpp"
+#include "l2/cluster/cluster_slots.hpp"
+#include "l2/cluster/redis_cluster_backend.hpp"
 #include "redis_bench_main.hpp"
 
 namespace {

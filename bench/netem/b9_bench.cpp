@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "l2/redis_backend.hpp"
+#include "l2/redis/redis_backend.hpp"
 #include "util/buffer.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "l2/redis_backend.hpp"
+#include "l2/redis/redis_backend.hpp"
 #include "redis_bench_main.hpp"
 
 namespace {

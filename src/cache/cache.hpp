@@ -29,7 +29,7 @@
 #include "codec/keyring.hpp"
 #include "l1/l1_cache.hpp"
 #include "l2/backend.hpp"
-#include "l2/resilient_backend.hpp"
+#include "l2/resilience/resilient_backend.hpp"
 #include "metrics/cache_metrics.hpp"
 #include "util/error.hpp"
 #include "util/fork_hooks.hpp"

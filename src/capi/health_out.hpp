@@ -8,7 +8,7 @@
 
 #include "cachekit/cachekit.h"
 #include "capi/boundary.hpp"
-#include "l2/resilient_backend.hpp"
+#include "l2/resilience/resilient_backend.hpp"
 
 namespace cachekit::capi {
 

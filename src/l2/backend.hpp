@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "cachekit/cachekit.h"
-#include "l2/health_monitor.hpp"
 #include "l2/invalidation_feed.hpp"
 
 namespace cachekit::l2 {
@@ -83,6 +82,17 @@ inline std::string glob_escape(std::string_view text) {
     }
     return out;
 }
+
+// What a user can see of a backend's failures (the health state a
+// resilience/health_monitor.hpp has observed): here, with the interface, as
+// a backend of several servers reports it for its parts (down_part).
+struct HealthSnapshot {
+    bool down = false;
+    uint64_t consecutive_failures = 0;
+    double since = 0;          // wall-clock seconds when the state began; 0: never changed
+    double last_error_at = 0;  // 0: no failure seen
+    std::string last_error;
+};
 
 struct Health {
     bool ok = false;

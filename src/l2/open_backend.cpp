@@ -3,10 +3,10 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "l2/file_backend.hpp"
+#include "l2/file/file_backend.hpp"
 #include "l2/memory_backend.hpp"
-#include "l2/redis_backend.hpp"
-#include "l2/redis_cluster_backend.hpp"
+#include "l2/redis/redis_backend.hpp"
+#include "l2/cluster/redis_cluster_backend.hpp"
 #include "l2/backend_label.hpp"
 #include "l2/url_text.hpp"
 #include "util/error.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "l2/resilient_backend.hpp"
+#include "l2/resilience/resilient_backend.hpp"
 
 namespace cachekit::l2 {
 

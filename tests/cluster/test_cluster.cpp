@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "cluster_harness.hpp"
-#include "l2/cluster_slots.hpp"
+#include "l2/cluster/cluster_slots.hpp"
+#include "l2/cluster/redis_cluster_backend.hpp"
 #include "l2/open_backend.hpp"
-#include "l2/redis_cluster_backend.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "fake_server.hpp"
-#include "l2/cluster_slots.hpp"
-#include "l2/redis_cluster_backend.hpp"
+#include "l2/cluster/cluster_slots.hpp"
+#include "l2/cluster/redis_cluster_backend.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <string>
 
-#include "l2/cluster_slots.hpp"
-#include "l2/redis_cluster_backend.hpp"
+#include "l2/cluster/cluster_slots.hpp"
+#include "l2/cluster/redis_cluster_backend.hpp"
 #include "util/error.hpp"
 
 #include <csetjmp>

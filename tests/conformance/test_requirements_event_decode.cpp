@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "l2/sdk_event.hpp"
+#include "l2/redis/sdk_event.hpp"
 
 #include <csetjmp>
 #include <cstdarg>

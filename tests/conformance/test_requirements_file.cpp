@@ -11,9 +11,9 @@
 #include <random>
 #include <thread>
 
-#include "l2/file_backend.hpp"
-#include "l2/file_backend_options.hpp"
-#include "l2/file_format.hpp"
+#include "l2/file/file_backend.hpp"
+#include "l2/file/file_backend_options.hpp"
+#include "l2/file/file_format.hpp"
 #include "l2/key_fault.hpp"
 
 #include "../l2/l2_test_support.hpp"

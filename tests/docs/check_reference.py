@@ -9,8 +9,8 @@ or a row whose option is gone, fails with both lists:
 
   c:STRUCT          fields of the C struct in include/cachekit/cachekit.h
   env               environment variables the library, tool and wrappers read
-  url:redis         query parameters of redis:// and unix:// (src/l2/redis_url.cpp)
-  url:redis-cluster query parameters of redis-cluster:// (src/l2/cluster_url.cpp)
+  url:redis         query parameters of redis:// and unix:// (src/l2/redis/redis_url.cpp)
+  url:redis-cluster query parameters of redis-cluster:// (src/l2/cluster/cluster_url.cpp)
   python:cache      the keywords the Python decorator accepts (_config._ALLOWED)
   rust:CacheBuilder the builder's pub fns (wrappers/rust/libcachekit/src/builder.rs)
   go:Options        the fields of the Go Options struct (wrappers/go/options.go)
@@ -108,7 +108,7 @@ def metric_families(src: pathlib.Path) -> set[str]:
         out.update(re.findall(r'(?:header|counter)\(\s*"([a-z0-9_]+)"', text))
         out.update(re.findall(r"# TYPE ([a-z0-9_]+) ", text))
     # The cluster backend appends its own families (Backend::metrics_text).
-    cluster = (src / "src/l2/redis_cluster_backend.cpp").read_text(encoding="utf-8")
+    cluster = (src / "src/l2/cluster/redis_cluster_backend.cpp").read_text(encoding="utf-8")
     out.update(re.findall(r'"(cachekit_redis_cluster_[a-z0-9_]+?)(?:\{|\s|")', cluster))
     out.discard("name")
     return out
@@ -118,8 +118,8 @@ def code_names(src: pathlib.Path) -> dict[str, set[str]]:
     header = (src / "include" / "cachekit" / "cachekit.h").read_text(encoding="utf-8")
     code: dict[str, set[str]] = {f"c:{s}": c_fields(header, s) for s in C_STRUCTS}
     code["env"] = env_vars(src)
-    code["url:redis"] = url_params(src / "src/l2/redis_url.cpp")
-    code["url:redis-cluster"] = url_params(src / "src/l2/cluster_url.cpp")
+    code["url:redis"] = url_params(src / "src/l2/redis/redis_url.cpp")
+    code["url:redis-cluster"] = url_params(src / "src/l2/cluster/cluster_url.cpp")
     code["python:cache"] = python_keywords(src / "wrappers/python/cachekit/_config.py")
     code["rust:CacheBuilder"] = rust_builder(src / "wrappers/rust/libcachekit/src/builder.rs")
     code["go:Options"] = go_options(src / "wrappers/go/options.go")

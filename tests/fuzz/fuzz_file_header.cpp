@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "fuzz_common.hpp"
-#include "l2/file_format.hpp"
+#include "l2/file/file_format.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     using namespace cachekit::l2::filefmt;

@@ -1,7 +1,7 @@
 // The Redis reply handling we own: the input goes through hiredis's reader
 // (tests/l2/resp_reader.hpp) and every reply it yields, and every element
 // nested in one, goes through each mapping function of
-// src/l2/redis_replies.hpp. Each must either answer what the reply's shape
+// src/l2/redis/redis_replies.hpp. Each must either answer what the reply's shape
 // says or throw cachekit::Error with CACHEKIT_EBACKEND and a message naming
 // the server; anything else thrown is a finding (libFuzzer reports it).
 #include <cstddef>
@@ -13,7 +13,7 @@
 
 #include "../l2/resp_reader.hpp"
 #include "fuzz_common.hpp"
-#include "l2/redis_replies.hpp"
+#include "l2/redis/redis_replies.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 

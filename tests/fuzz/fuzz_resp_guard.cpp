@@ -1,4 +1,4 @@
-// The RESP guard (src/l2/resp_guard.hpp). Input: one byte choosing the
+// The RESP guard (src/l2/redis/resp_guard.hpp). Input: one byte choosing the
 // expected replies' shapes and the limit, one byte seeding the chunking,
 // then the server's bytes. Properties:
 //   - the verdict and its reason do not depend on how the bytes are chunked;
@@ -13,7 +13,7 @@
 
 #include "../l2/resp_reader.hpp"
 #include "fuzz_common.hpp"
-#include "l2/resp_guard.hpp"
+#include "l2/redis/resp_guard.hpp"
 
 namespace {
 

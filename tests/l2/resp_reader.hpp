@@ -17,7 +17,7 @@
 #include <new>
 #include <string_view>
 
-#include "l2/redis_replies.hpp"
+#include "l2/redis/redis_replies.hpp"
 
 namespace resp {
 

@@ -9,9 +9,9 @@
 #include <sys/file.h>
 #include <sys/time.h>
 
-#include "l2/file_backend.hpp"
-#include "l2/file_backend_options.hpp"
-#include "l2/file_format.hpp"
+#include "l2/file/file_backend.hpp"
+#include "l2/file/file_backend_options.hpp"
+#include "l2/file/file_format.hpp"
 
 #include "l2_test_support.hpp"
 

@@ -6,8 +6,8 @@
 #include <random>
 #include <thread>
 
-#include "l2/file_backend.hpp"
-#include "l2/file_backend_options.hpp"
+#include "l2/file/file_backend.hpp"
+#include "l2/file/file_backend_options.hpp"
 #include "l2/memory_backend.hpp"
 
 #include "l2_test_support.hpp"

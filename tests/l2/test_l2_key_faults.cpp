@@ -11,10 +11,10 @@
 #include <sys/file.h>
 #include <sys/wait.h>
 
-#include "l2/file_backend.hpp"
-#include "l2/file_format.hpp"
+#include "l2/file/file_backend.hpp"
+#include "l2/file/file_format.hpp"
 #include "l2/key_fault.hpp"
-#include "l2/resilient_backend.hpp"
+#include "l2/resilience/resilient_backend.hpp"
 
 #include "l2_test_support.hpp"
 

@@ -14,8 +14,8 @@
 
 #include <sys/wait.h>
 
-#include "l2/file_backend.hpp"
-#include "l2/file_backend_options.hpp"
+#include "l2/file/file_backend.hpp"
+#include "l2/file/file_backend_options.hpp"
 #include "l2/key_fault.hpp"
 
 #include "l2_test_support.hpp"

@@ -1,4 +1,4 @@
-// The Redis reply mapping (src/l2/redis_replies.hpp) without a server:
+// The Redis reply mapping (src/l2/redis/redis_replies.hpp) without a server:
 // hand-written RESP bytes go through hiredis's reader (resp_reader.hpp) and
 // the replies it builds through the mapping functions. Well-formed replies
 // map to values, misses, counts and SCAN pages; replies of the wrong type or
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "l2/redis_replies.hpp"
+#include "l2/redis/redis_replies.hpp"
 #include "resp_reader.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"

@@ -7,8 +7,8 @@
 #include <mutex>
 #include <thread>
 
-#include "l2/circuit_breaker.hpp"
-#include "l2/resilient_backend.hpp"
+#include "l2/resilience/circuit_breaker.hpp"
+#include "l2/resilience/resilient_backend.hpp"
 
 #include "l2_test_support.hpp"
 

@@ -1,4 +1,4 @@
-// The RESP guard (src/l2/resp_guard.hpp) on hand-written bytes: well-formed
+// The RESP guard (src/l2/redis/resp_guard.hpp) on hand-written bytes: well-formed
 // replies of each command's shape pass in any chunking; a bulk string or a
 // reply over the limit, an array the command cannot answer, an endless line,
 // a bad header and stray bytes are refused from the first offending byte,
@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "l2/resp_guard.hpp"
+#include "l2/redis/resp_guard.hpp"
 
 #include "l2_test_support.hpp"
 

@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 
 #include "codec/json_text.hpp"
-#include "l2/file_backend.hpp"
-#include "l2/file_backend_options.hpp"
-#include "l2/file_format.hpp"
+#include "l2/file/file_backend.hpp"
+#include "l2/file/file_backend_options.hpp"
+#include "l2/file/file_format.hpp"
 
 #include "l2_test_support.hpp"
 

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "cluster_harness.hpp"
-#include "l2/redis_backend.hpp"
-#include "l2/redis_cluster_backend.hpp"
+#include "l2/cluster/redis_cluster_backend.hpp"
+#include "l2/redis/redis_backend.hpp"
 #include "redis_server.hpp"
 
 namespace cachekit::testing {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <thread>
 
-#include "l2/redis_backend.hpp"
+#include "l2/redis/redis_backend.hpp"
 #include "redis_server.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"

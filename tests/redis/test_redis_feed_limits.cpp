@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "fake_server.hpp"
-#include "l2/redis_invalidation.hpp"
+#include "l2/redis/redis_invalidation.hpp"
 
 #include <csetjmp>
 #include <cstdarg>

@@ -1,10 +1,10 @@
-// cachekit-py's invalidation events (l2/sdk_event.hpp), no server: the bytes
+// cachekit-py's invalidation events (l2/redis/sdk_event.hpp), no server: the bytes
 // cachekit 0.24.1's encode_event produced (hex below, from its own
 // msgpack) decode and re-encode identically; the registry hash matches the
 // blake3 package's digests; hostile bytes are refused.
 #include <string>
 
-#include "l2/sdk_event.hpp"
+#include "l2/redis/sdk_event.hpp"
 #include "redis_test_support.hpp"
 
 namespace {

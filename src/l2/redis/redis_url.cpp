@@ -1,0 +1,213 @@
+// parse_redis_url: redis://[user:password@]host[:port][/db] and
+// unix:///path/to.sock[?db=N&username=U&password=P]. Everything malformed is
+// CACHEKIT_EINVAL with a message naming the problem (never the password).
+#include <cctype>
+#include <climits>
+#include <string>
+#include <string_view>
+
+#include "l2/redis/redis_backend.hpp"
+#include "l2/url_text.hpp"
+#include "util/error.hpp"
+
+namespace cachekit::l2 {
+namespace {
+
+[[noreturn]] void bad_url(const std::string &problem) {
+    fail(CACHEKIT_EINVAL, "invalid Redis URL: " + problem);
+}
+
+std::string percent_decode(std::string_view text, const char *what) {
+    std::optional<std::string> out = l2::percent_decode(text, false);
+    if (!out) bad_url(std::string("bad percent-escape in the ") + what + " (want %XX)");
+    return *out;
+}
+
+// A non-negative decimal that fits in an int; nullopt-like -1 when not.
+long long parse_decimal(std::string_view text, long long max) {
+    if (text.empty() || text.size() > 10) return -1;
+    long long value = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9') return -1;
+        value = value * 10 + (c - '0');
+    }
+    return value <= max ? value : -1;
+}
+
+int parse_db(std::string_view text) {
+    long long db = parse_decimal(text, INT_MAX);
+    if (db < 0) bad_url("database \"" + std::string(text) + "\" is not a non-negative integer");
+    return static_cast<int>(db);
+}
+
+bool valid_hostname(std::string_view host) {
+    for (char c : host) {
+        unsigned char u = static_cast<unsigned char>(c);
+        if (!(std::isalnum(u) || c == '.' || c == '-' || c == '_')) return false;
+    }
+    return true;
+}
+
+// An IPv6 literal (hex digits, ':' and '.'), optionally with a zone id after
+// '%' (already percent-decoded: [fe80::1%25eth0] -> fe80::1%eth0).
+bool valid_ipv6(std::string_view host) {
+    size_t zone = host.find('%');
+    std::string_view address = host.substr(0, zone);
+    bool colon = false;
+    for (char c : address) {
+        if (c == ':') colon = true;
+        else if (!(hex_value(c) >= 0 || c == '.')) return false;
+    }
+    if (zone != std::string_view::npos) {
+        std::string_view id = host.substr(zone + 1);
+        if (id.empty() || !valid_hostname(id)) return false;
+    }
+    return colon;
+}
+
+void check_chars(std::string_view url) {
+    for (char c : url) {
+        unsigned char u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u == 0x7f) bad_url("it contains a space or control character");
+    }
+}
+
+CoherenceMode parse_coherence(std::string_view value) {
+    CoherenceMode mode;
+    if (coherence_mode_named(value, &mode)) return mode;
+    bad_url("l1_coherence \"" + std::string(value) + "\" is not one of auto, tracking, pubsub, off");
+}
+
+// name=value&... ; `unix` also takes db, username and password.
+void parse_query(std::string_view query, RedisConfig &config, bool unix) {
+    while (!query.empty()) {
+        size_t amp = query.find('&');
+        std::string_view param = query.substr(0, amp);
+        query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+        if (param.empty()) continue;
+        size_t eq = param.find('=');
+        if (eq == std::string_view::npos) bad_url("query parameter \"" + std::string(param) + "\" has no value");
+        std::string_view name = param.substr(0, eq);
+        std::string_view value = param.substr(eq + 1);
+        if (name == "l1_coherence") config.l1_coherence = parse_coherence(value);
+        else if (unix && name == "db") config.db = parse_db(value);
+        else if (unix && name == "password") config.password = percent_decode(value, "password");
+        else if (unix && name == "username") config.username = percent_decode(value, "username");
+        else if (unix)
+            bad_url("unknown query parameter \"" + std::string(name) + "\" (known: db, username, password, l1_coherence)");
+        else
+            bad_url("unknown query parameter \"" + std::string(name) + "\" (known: l1_coherence; put the database in the path: /N)");
+    }
+}
+
+RedisConfig parse_tcp(std::string_view rest) {
+    RedisConfig config;
+    // authority = everything up to the path, query or fragment.
+    size_t end = rest.find_first_of("/?#");
+    std::string_view authority = rest.substr(0, end);
+    std::string_view tail = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+
+    size_t at = authority.rfind('@');
+    if (at != std::string_view::npos) {
+        std::string_view userinfo = authority.substr(0, at);
+        authority = authority.substr(at + 1);
+        size_t colon = userinfo.find(':');
+        if (colon == std::string_view::npos) {
+            config.username = percent_decode(userinfo, "username");
+        } else {
+            config.username = percent_decode(userinfo.substr(0, colon), "username");
+            config.password = percent_decode(userinfo.substr(colon + 1), "password");
+        }
+    }
+
+    std::string_view host;
+    std::string decoded_host;
+    std::string_view port_text;
+    bool has_port = false;
+    if (!authority.empty() && authority.front() == '[') {
+        size_t close = authority.find(']');
+        if (close == std::string_view::npos) bad_url("IPv6 host has no closing ']'");
+        host = authority.substr(1, close - 1);
+        if (host.empty()) bad_url("empty host");
+        decoded_host = percent_decode(host, "IPv6 zone id");
+        host = decoded_host;
+        if (!valid_ipv6(host)) bad_url("\"" + decoded_host + "\" is not an IPv6 address");
+        std::string_view after = authority.substr(close + 1);
+        if (!after.empty()) {
+            if (after.front() != ':') bad_url("unexpected text after the IPv6 host");
+            has_port = true;
+            port_text = after.substr(1);
+        }
+    } else {
+        size_t colon = authority.find(':');
+        host = authority.substr(0, colon);
+        if (colon != std::string_view::npos) {
+            has_port = true;
+            port_text = authority.substr(colon + 1);
+            if (port_text.find(':') != std::string_view::npos)
+                bad_url("too many ':' in the host (write IPv6 addresses in brackets: [::1])");
+        }
+        if (host.empty()) bad_url("empty host");
+        if (!valid_hostname(host)) bad_url("\"" + std::string(host) + "\" is not a valid host name");
+    }
+    config.host = std::string(host);
+    if (has_port) {
+        long long port = parse_decimal(port_text, 65535);
+        if (port_text.empty()) bad_url("empty port after ':'");
+        if (port <= 0) bad_url("port \"" + std::string(port_text) + "\" is not a number in 1..65535");
+        config.port = static_cast<int>(port);
+    }
+
+    if (tail.find('#') != std::string_view::npos) bad_url("fragments are not supported in redis:// URLs");
+    if (size_t q = tail.find('?'); q != std::string_view::npos) {
+        parse_query(tail.substr(q + 1), config, false);
+        tail = tail.substr(0, q);
+    }
+    if (!tail.empty()) {
+        std::string_view path = tail.substr(1);  // after '/'
+        if (!path.empty()) {
+            if (path.find('/') != std::string_view::npos)
+                bad_url("the path must be a single database number, got \"/" + std::string(path) + "\"");
+            config.db = parse_db(path);
+        }
+    }
+    return config;
+}
+
+RedisConfig parse_unix(std::string_view rest) {
+    RedisConfig config;
+    config.host.clear();
+    config.port = 0;
+    size_t hash = rest.find('#');
+    if (hash != std::string_view::npos) bad_url("fragments are not supported in unix:// URLs");
+    size_t q = rest.find('?');
+    std::string_view path = rest.substr(0, q);
+    std::string_view query = q == std::string_view::npos ? std::string_view() : rest.substr(q + 1);
+    if (path.empty() || path.front() != '/')
+        bad_url("unix:// needs an absolute socket path (unix:///path/to.sock)");
+    config.unix_path = percent_decode(path, "socket path");
+    if (config.unix_path.size() <= 1 || config.unix_path.back() == '/')
+        bad_url("unix:// socket path names no file");
+    if (config.unix_path.find('\0') != std::string::npos) bad_url("the socket path contains a NUL byte");
+
+    parse_query(query, config, true);
+    return config;
+}
+
+}  // namespace
+
+RedisConfig parse_redis_url(std::string_view url) {
+    if (url.empty()) bad_url("empty URL");
+    check_chars(url);
+    if (starts_with_nocase(url, "rediss://"))
+        fail(CACHEKIT_EINVAL, "rediss:// needs TLS, which this build's hiredis 0.14 lacks");
+    if (starts_with_nocase(url, "redis://")) return parse_tcp(url.substr(8));
+    if (starts_with_nocase(url, "unix://")) return parse_unix(url.substr(7));
+    size_t colon = url.find("://");
+    if (colon == std::string_view::npos)
+        bad_url("no scheme (want redis://host[:port][/db] or unix:///path/to.sock)");
+    std::string scheme(url.substr(0, colon));
+    bad_url("unknown scheme \"" + scheme + "://\" (want redis:// or unix://)");
+}
+
+}  // namespace cachekit::l2
