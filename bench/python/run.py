@@ -109,7 +109,7 @@ def b4() -> None:
     fig, anc = median_pair(lambda: f(42), lambda: g(42), 50_000, pairs=31)
     from cachekit import _decorator
     emit("B4", fig, anc, 4.0, "functools.lru_cache hit, one int argument (same process, timeit, median of 31 back-to-back pairs)",
-         hot_path="c" if isinstance(f, _decorator._CObjectWrapper or ()) else "python")
+         hot_path="c" if isinstance(getattr(f, "_cachekit_hot", f), _decorator._CObjectWrapper or ()) else "python")
 
 
 def b7() -> None:

@@ -55,7 +55,7 @@ int get(cachekit_cache *c, const std::string &key) {
 }
 
 // The whole behaviour over one backend. Bounds allow the file backend its
-// whole-second expiry (rounded up).
+// whole-second expiry (rounded down).
 void check_backend(cachekit_backend *backend) {
     ct::CacheHandle cache = refreshing_cache(backend, 0.5);
 

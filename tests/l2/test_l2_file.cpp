@@ -304,12 +304,22 @@ void test_ttl_clock_hook(void **) {
     assert_false(has(*b, "k"));  // expiry reached
     assert_false(b->exists("k", soon()));
 
-    // Sub-second TTLs and fractional "now" round the expiry up.
+    // Sub-second TTLs and fractional "now" round the expiry down, as the
+    // reference's int(time() + ttl): an entry never outlives its TTL.
     wall.set_s(2000000000.5);
     b->set("r", "v", 1ms, soon());
     bytes = l2test::read_file(t / filefmt::entry_name("r"));
     filefmt::classify(bytes.data(), bytes.size(), 0, &h);
+    assert_int_equal(h.expiry, 2000000000u);
+    assert_false(has(*b, "r"));  // 1 ms from .5 s: gone within its second
+    b->set("r", "v", 600ms, soon());
+    bytes = l2test::read_file(t / filefmt::entry_name("r"));
+    filefmt::classify(bytes.data(), bytes.size(), 0, &h);
     assert_int_equal(h.expiry, 2000000001u);
+    wall.set_s(2000000000.999);
+    assert_true(has(*b, "r"));
+    wall.set_s(2000000001);
+    assert_false(has(*b, "r"));  // 0.5 s after its write, short of its 0.6 s TTL, never after it
 
     // At most 10 years.
     b->set("ten", "v", std::chrono::seconds(filefmt::kMaxTtlSeconds), soon());

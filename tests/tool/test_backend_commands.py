@@ -41,7 +41,7 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run("inspect", "users:1", "--backend", url, "--json")
     report = json.loads(out) if rc == 0 else {}
     check("inspect --backend decodes the value", report.get("value") == {"name": "alice", "age": 30}, out)
-    # The file header keeps whole seconds, so the TTL may read up to 1 s over.
+    # The file header keeps whole seconds (rounded down), so the TTL may read up to 1 s under.
     check("inspect --backend reports the TTL", 0 < report.get("ttl_seconds", -5) <= 121, report)
 
     rc, out, err = run("set", "users:2", "-", "--backend", url, stdin=bytes.fromhex("c0"))

@@ -311,8 +311,9 @@ private:
             .count();
     }
 
-    // Expiry (Unix seconds, 0 = never) of a write now: now + ttl rounded up
-    // to a whole second, so an entry lives at least its TTL.
+    // Expiry (Unix seconds, 0 = never) of a write now: now + ttl rounded down
+    // to a whole second, as the reference SDK writes it (int(time() + ttl)),
+    // so an entry never outlives its TTL (a reader's L1 keeps the exact one).
     uint64_t expiry_for(Ttl ttl) const {
         if (!ttl) return 0;
         int64_t ms = ttl->count();
@@ -321,7 +322,7 @@ private:
             fail(CACHEKIT_EINVAL, "the file backend's longest TTL is 10 years (" +
                                       std::to_string(filefmt::kMaxTtlSeconds) + " s)");
         int64_t at = now_ms() + ms;
-        return uint64_t((at + 999) / 1000);
+        return uint64_t(at / 1000);
     }
 
     Opened open_entry(const std::string &name) const {

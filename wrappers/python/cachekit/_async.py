@@ -2,20 +2,25 @@
 
 - A hit in L1 is answered inline on the event loop (cachekit_cache_peek: L1
   only, never L2 I/O).
-- Otherwise callers of one key on one event loop merge into one flight: the
-  leader reads L2 through the core's executor (CoreCache.executor, never the
-  loop's default one) with cachekit_cache_get_for_load, whose miss hands it
-  the core's load claim; it runs the function on the loop in its own task (so
-  it is cancelled with its caller) and lands the value through the executor
-  with put_refresh(claim), which stores nothing when the key, its namespace
-  or the cache was put or invalidated on the core meanwhile (by any function
-  or handle sharing it), as a sync load's value; a function that raises or is
-  cancelled abandons the claim (a load error of the core). The waiters await
-  the flight on the loop and decode the leader's bytes.
+- Otherwise callers of one key on one event loop merge into one flight: its
+  load runs in a task of its own (started by the first caller), which reads
+  L2 through the core's executor (CoreCache.executor, never the loop's
+  default one) with cachekit_cache_get_for_load, whose miss hands it the
+  core's load claim; it runs the function on the loop and lands the value
+  through the executor with put_refresh(claim), which stores nothing when the
+  key, its namespace or the cache was put or invalidated on the core
+  meanwhile (by any function or handle sharing it), as a sync load's value; a
+  function that raises or is cancelled abandons the claim (a load error of
+  the core). The first caller awaits the load task, the others the flight's
+  outcome (they decode the leader's bytes).
+- Cancelling a caller (its timeout, a dropped client) cancels only its wait
+  while another caller still waits: the load goes on for them, once, as in
+  the reference. The last caller that goes away cancels the load (the
+  function with it) and returns once it has unwound.
 - The outcomes are those of the sync path (_l2mode.py): the same exception
-  instance for every waiter, an interrupted (cancelled) leader hands the load
-  to a waiter, an unstorable value is shared uncached, a waiter that waits
-  load_timeout computes for itself.
+  instance for every waiter, a load cancelled under its callers (not through
+  them) hands the load to a waiter, an unstorable value is shared uncached, a
+  waiter that waits load_timeout computes for itself.
 """
 from __future__ import annotations
 
@@ -38,14 +43,36 @@ _BYTES, _OBJECT, _ERROR, _AGAIN = range(4)
 
 
 class AFlight:
-    """One async load of a key on one event loop: the future of its outcome
-    and how many callers await it."""
+    """One async load of a key on one event loop: its task, the future of its
+    outcome, whether its starter still awaits it and how many other callers do."""
 
-    __slots__ = ("future", "waiters")
+    __slots__ = ("future", "waiters", "task", "starter")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.future: asyncio.Future = loop.create_future()
         self.waiters = 0
+        self.task: Any = None
+        self.starter = True
+
+    def wanted(self) -> bool:
+        return self.starter or self.waiters > 0
+
+
+class _Restart(Exception):
+    """The load was cancelled under its starter (not through it): start over."""
+
+
+def _cancelling() -> bool:
+    """Whether the current task was asked to cancel (rather than seeing a task it awaits cancelled)."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling is None or cancelling() > 0
+
+
+def _retrieve(task: asyncio.Task) -> None:
+    """A load's exception is its callers' (or nobody's, once they left): never 'never retrieved'."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _leading(state: Any, key: bytes) -> bool:
@@ -87,6 +114,18 @@ async def _land(loop: asyncio.AbstractEventLoop, pool: Any, core: Any, ns: Any, 
         raise
 
 
+async def _unwanted(flight: AFlight, wait: bool = True) -> None:
+    """A caller left `flight`: when it was the last one, nobody wants the load, so it
+    is cancelled (out of the map first, so no caller joins it) and, with `wait`, this
+    caller returns once it has unwound, as when the function ran inline."""
+    task = flight.task
+    if flight.wanted() or task is None or task.done():
+        return
+    task.cancel()
+    if wait:
+        await asyncio.wait((task,))
+
+
 class AsyncL2Mixin:
     """Part of _Cached: its L2-mode calls for coroutine functions."""
 
@@ -115,7 +154,10 @@ class AsyncL2Mixin:
         while True:
             flight = flights.get(fkey)
             if flight is None:
-                return await self.alead(core, key, args, kwargs, loop, fkey)
+                try:
+                    return await self.astart(core, key, args, kwargs, loop, fkey)
+                except _Restart:
+                    continue
             if _leading(self, key):
                 raise self.deadlock()
             flight.waiters += 1
@@ -124,9 +166,18 @@ class AsyncL2Mixin:
             except asyncio.TimeoutError:
                 # The leader is too slow: compute here, uncached (only the
                 # leader stores, so this value cannot undo an invalidation).
+                flight.waiters -= 1
                 self.count(SOURCE_LOADED)
                 return await self.fn(*args, **kwargs)
-            finally:
+            except asyncio.CancelledError:
+                flight.waiters -= 1
+                await _unwanted(flight)
+                raise
+            except BaseException:
+                flight.waiters -= 1
+                await _unwanted(flight, wait=False)
+                raise
+            else:
                 flight.waiters -= 1
             if kind == _BYTES:
                 self.count(SOURCE_WAITED)
@@ -137,12 +188,33 @@ class AsyncL2Mixin:
             if kind == _ERROR:
                 self.count_miss()
                 raise x
-            # _AGAIN: the leader was interrupted: start over (one waiter leads).
+            # _AGAIN: the load was cancelled under its callers: start over (one waiter leads).
 
-    async def alead(self, core: Any, key: bytes, args: tuple, kwargs: dict, loop: asyncio.AbstractEventLoop,
-                    fkey: tuple) -> Any:
+    async def astart(self, core: Any, key: bytes, args: tuple, kwargs: dict, loop: asyncio.AbstractEventLoop,
+                     fkey: tuple) -> Any:
+        """Start the key's load in a task of its own and await it: cancelling this caller
+        leaves the load to the callers still waiting, and cancels it when none is."""
         flight = AFlight(loop)
         self.aflights[fkey] = flight
+        task = flight.task = loop.create_task(self.alead(core, key, args, kwargs, loop, fkey, flight))
+        # Cancelled before it ran a step, its own finally never runs: the flight ends here then.
+        task.add_done_callback(lambda t: self.publish(fkey, flight, (_AGAIN, None)))
+        task.add_done_callback(_retrieve)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            flight.starter = False
+            if task.cancelled() and not _cancelling():
+                raise _Restart() from None  # cancelled under this caller, which still wants a value
+            await _unwanted(flight)
+            raise
+        except BaseException:
+            flight.starter = False
+            await _unwanted(flight, wait=False)
+            raise
+
+    async def alead(self, core: Any, key: bytes, args: tuple, kwargs: dict, loop: asyncio.AbstractEventLoop,
+                    fkey: tuple, flight: AFlight) -> Any:
         outcome: tuple = (_AGAIN, None)
         mark = [self, key, True]
         token = _LEADING.set(_LEADING.get() + (mark,))

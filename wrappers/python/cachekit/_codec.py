@@ -25,14 +25,19 @@ __all__ = [
     "to_interop", "pack_interop_args", "interop_key", "encode_interop_value", "decode_interop_value",
 ]
 
-_INT_MIN = -(1 << 63)
-_INT_MAX = (1 << 64) - 1
+_INT_MIN = INT_MIN = -(1 << 63)  # the ints MessagePack packs (the reference's keys refuse others)
+_INT_MAX = INT_MAX = (1 << 64) - 1
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _EXT_SET = lib.CACHEKIT_MSGPACK_EXT_SET
 
 
 class UnsupportedArgument(TypeError):
     """An argument the auto-mode key cannot represent: the call runs uncached."""
+
+
+class IntOutOfRange(UnsupportedArgument, OverflowError):
+    """An int MessagePack cannot pack (outside [-2^63, 2^64-1]); an OverflowError too,
+    as the reference's key raises it (cache.local lets it through)."""
 
 
 # ---------------------------------------------------------------------------
@@ -46,7 +51,7 @@ def normalize(v: Any) -> Any:
         return v
     if t is int:
         if v < _INT_MIN or v > _INT_MAX:
-            raise UnsupportedArgument(f"integer {v} is outside [-2^63, 2^64-1]")
+            raise IntOutOfRange(f"integer {v} is outside [-2^63, 2^64-1]")
         return v
     if t is float:
         return 0.0 if v == 0.0 else v  # -0.0 -> 0.0
@@ -78,9 +83,11 @@ def normalize(v: Any) -> Any:
         return [normalize(x) for x in v]
     if isinstance(v, dict):
         return normalize(dict(v))
-    if isinstance(v, (int, float, str, bytes)):  # subclasses of the plain types
-        base = int if isinstance(v, int) else float if isinstance(v, float) else str if isinstance(v, str) else bytes
-        return normalize(base(v))
+    if isinstance(v, (int, float, str, bytes)):
+        # A subclass of a plain type (an Enum aside, above): the reference packs its key with
+        # strict types, which refuse it, so the call runs uncached there; here too.
+        raise UnsupportedArgument(f"unsupported argument type {t.__module__}.{t.__qualname__} "
+                                  "(a subclass of a builtin type)")
     if _ndarray.is_ndarray(v):
         return _ndarray.normalize_array(v, UnsupportedArgument)
     raise UnsupportedArgument(f"unsupported argument type {t.__module__}.{t.__qualname__}")

@@ -24,7 +24,7 @@ from typing import Any, Callable, Concatenate, Optional, overload
 
 from cachekit import _codec, _key_registry
 from cachekit._async import AsyncL2Mixin
-from cachekit._config import (_check_choices, _LOAD_TIMEOUT, _ONE_YEAR, _PRESETS, _PROCESS_ID, _UNSET, _check_ttl,
+from cachekit._config import (_check_choices, _LOAD_TIMEOUT, _ONE_YEAR, _PRESETS, _UNSET, _check_ttl,
                               _validate)
 from cachekit._core import BackendError, ConfigurationError, CoreCache, key_custom, lib
 from cachekit._cores import CoreMixin, _check_core, _registry, env_names_backend
@@ -35,7 +35,7 @@ from cachekit._objcache import ObjectCache
 from cachekit._objmode import ObjectModeMixin
 from cachekit._outcome import InvalidationOutcome
 from cachekit._refresh import RefreshMixin
-from cachekit._stats import StatsMixin
+from cachekit._stats import StatsMixin, counters_for
 from cachekit._tenants import TenantRouter
 from cachekit._types import P, R, S, AnyFirst, CacheDecorator, CachedClassFunction, CachedFunction
 
@@ -61,7 +61,6 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         self.is_async = inspect.iscoroutinefunction(fn)
         self.module = getattr(fn, "__module__", None) or "__main__"
         self.qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn")
-        self.session_id = f"{_PROCESS_ID}:{self.module}.{self.qualname}"
         self.ttl = _check_ttl(opts.get("ttl"))
         ns = opts.get("namespace")
         if ns is not None and not isinstance(ns, str):
@@ -96,9 +95,6 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         self.local = bool(opts.get("_local"))
         self.lock = threading.Lock()
         self.warned = False
-        self.hits = self.misses = self.l1_hits = self.l2_hits = 0
-        self.last_op: Optional[float] = None
-        self.clears = 0
         self.written: set = set()
         swr = opts.get("stale_while_revalidate")
         # Object mode: the reference's L1 SWR (L1CacheConfig.swr_enabled, on by default).
@@ -120,6 +116,7 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
         self.settle_lock = threading.Lock()
         self.objects: Optional[ObjectCache] = None
         self.core_spec: Optional[tuple] = None
+        self.counters = counters_for(self)  # per function identity, as the reference's (_stats.py)
         if self.object_mode:
             if self.interop_op:
                 raise ConfigurationError(lib.CACHEKIT_EINVAL, "interop mode needs an L2 backend (not backend=None)")
@@ -236,6 +233,28 @@ def _object_hot_path(state: _Cached) -> Callable:
     return wrapper
 
 
+def _plain_function(fn: Callable, hot: Callable) -> Callable:
+    """The object-mode hit path behind a real function, as the reference's wrapper is
+    one (inspect.isfunction, and everything that tells functions apart, holds): the
+    Python path itself, or a def that hands its call to the C path (one vectorcall)."""
+    if inspect.isfunction(hot):
+        wrapper = hot
+    else:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return hot(*args, **kwargs)
+
+    wrapper = functools.wraps(fn)(wrapper)
+    wrapper._cachekit_hot = hot  # which path serves it (the tests look)
+    return wrapper
+
+
+def _sync_invalidate(state: _Cached) -> Callable[..., Any]:
+    def invalidate_cache(*args: Any, **kwargs: Any) -> Optional[InvalidationOutcome]:
+        return state.invalidate(args, kwargs)
+
+    return invalidate_cache
+
+
 def _ainvalidate(state: _Cached) -> Callable[..., Any]:
     """invalidate_cache as a coroutine: an L2's I/O runs on the core's executor."""
 
@@ -289,8 +308,7 @@ def _make_wrapper(state: _Cached) -> Callable:
     fn = state.fn
     if state.zero_config:
         wrapper: Any = _zero_config_wrapper(state)
-        wrapper.invalidate_cache = (_ainvalidate(state) if state.is_async
-                                    else lambda *a, **k: state.invalidate(a, k))
+        wrapper.invalidate_cache = _ainvalidate(state) if state.is_async else _sync_invalidate(state)
     elif state.is_async:
         if state.objects is not None and state.key_fn is None:
             amemo_get = state.objects.data.get
@@ -320,10 +338,12 @@ def _make_wrapper(state: _Cached) -> Callable:
                 return await acall(args, kwargs)
 
         wrapper = awrapper
-        wrapper.invalidate_cache = _ainvalidate(state)
+        # cache.local's is a plain function on coroutine functions too (the reference's local
+        # wrapper: nothing to await without an L2); the others' a coroutine, as there.
+        wrapper.invalidate_cache = (_sync_invalidate(state) if state.local else _ainvalidate(state))
     elif state.objects is not None and state.key_fn is None:
-        wrapper = functools.wraps(fn)(_object_hot_path(state))
-        wrapper.invalidate_cache = lambda *a, **k: state.invalidate(a, k)
+        wrapper = _plain_function(fn, _object_hot_path(state))
+        wrapper.invalidate_cache = _sync_invalidate(state)
     else:
         call = state.call if state.objects is None else state.obj_slow
 
@@ -331,9 +351,10 @@ def _make_wrapper(state: _Cached) -> Callable:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             return call(args, kwargs)
 
-        wrapper.invalidate_cache = lambda *a, **k: state.invalidate(a, k)
-    # Awaitable on sync functions too (as the reference's cache.local): the static type declares it on both.
-    wrapper.ainvalidate_cache = wrapper.invalidate_cache if state.is_async else _ainvalidate(state)
+        wrapper.invalidate_cache = _sync_invalidate(state)
+    # Awaitable on sync functions too (as the reference's): the static type declares it on both.
+    wrapper.ainvalidate_cache = (wrapper.invalidate_cache if state.is_async and not state.local
+                                 else _ainvalidate(state))
     wrapper.cache_info = state.info
     wrapper.cache_clear = state.clear
     wrapper._cachekit = state

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from cachekit import _codec
+from cachekit import _codec, _ndarray
 from cachekit._core import CacheKitError, ConfigurationError
 
 log = logging.getLogger("cachekit")
@@ -74,6 +74,8 @@ class KeysMixin:
         except ConfigurationError:
             raise
         except errors as exc:
+            if self.local:
+                raise  # cache.local lets it through, as the reference's local wrapper does
             self.unsupported(exc)
             return _UNCACHED, kwargs
         except Exception as exc:
@@ -97,15 +99,26 @@ class KeysMixin:
             log.warning("cachekit: %s.%s runs uncached: %s", self.module, self.qualname, exc)
 
     def obj_key(self, args: tuple, kwargs: dict) -> Any:
-        """Dict key of a call. Exact by construction: a single simple scalar is
-        its own key, several form the args tuple, anything else (including
-        bool and float, which compare equal to ints) the packed normalised
-        arguments behind a private marker."""
+        """Dict key of a call, equal for the calls whose reference key is equal
+        (its normaliser's: a UUID and its str, an Enum and its value, ...): a
+        single simple scalar is its own key, several form the args tuple,
+        anything else (including bool and float, which compare equal to ints)
+        the packed normalised arguments behind a private marker. An int outside
+        [-2^63, 2^64-1] is refused (UnsupportedArgument: the call runs uncached),
+        as the reference's key (MessagePack) refuses it."""
         if self.key_fn is not None:
             return (_PACKED, "k", self.custom_key(args, kwargs))
-        if not kwargs:
-            if len(args) == 1 and type(args[0]) in _SIMPLE:
-                return args[0]
-            if args and _SIMPLE.issuperset(map(type, args)):
-                return args
+        if not kwargs and args:
+            if not _SIMPLE.issuperset(map(type, args)):
+                # A UUID, Enum, Decimal, Path, aware datetime or a subclass of a simple
+                # type keys as what the reference's normaliser makes of it.
+                _ndarray.begin_key()
+                norm = tuple(_codec.normalize(a) for a in args)
+                if not _SIMPLE.issuperset(map(type, norm)):
+                    return (_PACKED, _codec.pack_auto_args(args, kwargs))
+                args = norm
+            for a in args:
+                if type(a) is int and not (_codec.INT_MIN <= a <= _codec.INT_MAX):
+                    raise _codec.IntOutOfRange(f"integer {a} is outside [-2^63, 2^64-1]")
+            return args[0] if len(args) == 1 else args
         return (_PACKED, _codec.pack_auto_args(args, kwargs))

@@ -42,7 +42,8 @@ class Flight:
     BaseException: waiters retry). Thread waiters block on `event`; async
     waiters register a future of their own loop in `listeners`."""
 
-    __slots__ = ("owner", "event", "done", "value", "error", "tb", "abandoned", "waiters", "listeners")
+    __slots__ = ("owner", "event", "done", "value", "error", "tb", "abandoned", "waiters", "listeners", "task",
+                 "starter")
 
     def __init__(self, owner: Any) -> None:
         self.owner = owner  # the leading thread's ident, or its asyncio task
@@ -52,8 +53,10 @@ class Flight:
         self.error: Optional[BaseException] = None
         self.tb: Any = None
         self.abandoned = False
-        self.waiters = 0
+        self.waiters = 0  # callers that joined it (async ones leave again: leave())
         self.listeners: list = []
+        self.task: Any = None  # an async load's own task (its starter and waiters await it)
+        self.starter = True  # an async load's starter still awaits it
 
 
 def _wake(fut: Any) -> None:
@@ -182,8 +185,10 @@ class ObjectCache:
 
     def settle(self, key: Any, flight: Flight, value: Any = None, error: Optional[BaseException] = None,
                tb: Any = None, abandoned: bool = False) -> None:
-        """End a flight and release its waiters (threads and event loops)."""
+        """End a flight and release its waiters (threads and event loops), once."""
         with self.lock:
+            if flight.done:
+                return
             if self.flights.get(key) is flight:
                 del self.flights[key]
             flight.value, flight.error, flight.tb, flight.abandoned = value, error, tb, abandoned
@@ -195,6 +200,18 @@ class ObjectCache:
                 loop.call_soon_threadsafe(_wake, fut)
             except RuntimeError:  # that loop is closed: nobody is waiting there any more
                 pass
+
+    def leave(self, flight: Flight) -> bool:
+        """An async waiter stops awaiting `flight`: whether nobody awaits it any more."""
+        with self.lock:
+            flight.waiters -= 1
+            return flight.waiters == 0 and not flight.starter and not flight.done
+
+    def starter_left(self, flight: Flight) -> bool:
+        """The async starter stops awaiting `flight`: whether nobody awaits it any more."""
+        with self.lock:
+            flight.starter = False
+            return flight.waiters == 0 and not flight.done
 
     def listen(self, flight: Flight, loop: Any) -> Any:
         """A future of `loop` resolved when `flight` settles (None if it has)."""

@@ -49,6 +49,8 @@ class ObjectModeMixin:
         try:
             key = self.obj_key(args, kwargs)
         except _OBJ_KEY_ERRORS as exc:
+            if self.local:
+                raise  # cache.local lets it through, as the reference's local wrapper does
             self.unsupported(exc)
             return self.fn(*args, **kwargs)
         except Exception as exc:
@@ -153,17 +155,51 @@ class ObjectModeMixin:
             if role == HIT:
                 return x
             if role == LEAD:
-                return await self.obj_alead(key, x, args, kwargs, types)
+                try:
+                    return await self.obj_astart(key, x, args, kwargs, types, loop)
+                except _Restart:
+                    continue
             f: Flight = x
             fut = self.objects.listen(f, loop)
             if fut is not None:
                 try:
                     await asyncio.wait_for(fut, self.load_timeout)
                 except asyncio.TimeoutError:
+                    self.objects.leave(f)
                     self.count_miss()
                     return self.waited_too_long(key, f, await self.fn(*args, **kwargs), types)
+                except BaseException:
+                    if self.objects.leave(f):
+                        _cancel_load(f)  # the last caller gone: nobody wants the load any more
+                    raise
+            self.objects.leave(f)
             if not f.abandoned:
                 return self.waited(f)
+
+    async def obj_astart(self, key: Any, f: Flight, args: tuple, kwargs: dict, types: Any,
+                         loop: asyncio.AbstractEventLoop) -> Any:
+        """The load in a task of its own, awaited by its starter: cancelling the starter
+        leaves it to the callers still waiting (one compute, as the reference), and
+        cancels it when none is."""
+        task = f.task = loop.create_task(self.obj_alead(key, f, args, kwargs, types))
+        f.owner = task  # the function calling itself runs in this task: a DeadlockError
+        # Cancelled before it ran a step, obj_alead never settles the flight: its waiters start over.
+        task.add_done_callback(lambda t: self.objects.settle(key, f, abandoned=True))
+        task.add_done_callback(_retrieve)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            nobody = self.objects.starter_left(f)
+            if task.cancelled() and not _cancelling():
+                raise _Restart() from None  # cancelled under this caller, which still wants a value
+            if nobody and not task.done():
+                task.cancel()
+                await asyncio.wait((task,))  # returns once the function has unwound, as inline
+            raise
+        except BaseException:
+            if self.objects.starter_left(f):
+                _cancel_load(f)
+            raise
 
     async def obj_alead(self, key: Any, f: Flight, args: tuple, kwargs: dict, types: Any) -> Any:
         self.count_miss()
@@ -173,3 +209,30 @@ class ObjectModeMixin:
             self.lead_failed(key, f, exc)
             raise
         return self.lead_done(key, f, value, types)
+
+
+class _Restart(Exception):
+    """The load was cancelled under its starter (not through it): start over."""
+
+
+def _cancelling() -> bool:
+    """Whether the current task was asked to cancel (rather than seeing a task it awaits cancelled)."""
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)
+    return cancelling is None or cancelling() > 0
+
+
+def _retrieve(task: asyncio.Task) -> None:
+    """A load's exception is its callers' (or nobody's, once they left): never 'never retrieved'."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _cancel_load(f: Flight) -> None:
+    """Cancel an async load nobody awaits, from any thread (its task is its own loop's)."""
+    task = f.task
+    if task is None or task.done():
+        return
+    try:
+        task.get_loop().call_soon_threadsafe(task.cancel)
+    except RuntimeError:  # its loop is closed: it never runs again anyway
+        pass

@@ -137,8 +137,12 @@ def define(fn_name: str, module: str = "__main__", qualname: str | None = None):
 
 @pytest.fixture(autouse=True)
 def _fresh_handles():
-    """Each test starts without shared core handles (so memory:// is empty)."""
-    from cachekit import _cores
+    """Each test starts without shared core handles (so memory:// is empty), and
+    without the counters of earlier tests' functions of the same name (cache_info is
+    per function identity, as the reference's)."""
+    from cachekit import _cores, _stats
     with _cores._handles_lock:
         _cores._handles.clear()
+    with _stats._COUNTERS_LOCK:
+        _stats._COUNTERS.clear()
     yield

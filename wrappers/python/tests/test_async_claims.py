@@ -128,24 +128,32 @@ def test_leader_cancelled_in_the_function_releases_its_claim():
 
 @pytest.mark.parametrize("where", ["read", "function"])
 def test_closed_leader_releases_its_claim(where):
+    """The caller closed (GeneratorExit) while its load reads L2 or runs the function:
+    nobody else awaits the load, so it is cancelled and hands its claim back."""
     backend = GatedBackend()
+    started = []
 
     @cache(backend=backend, ttl=60, namespace="aclaimclose" + uuid.uuid4().hex[:8])
     async def parked(x):
+        started.append(x)
         await asyncio.sleep(3600)
 
     async def main():
         core, ns = _core_of(parked)
-        # Driven by hand, so it can be closed (GeneratorExit) at an await.
+        if where == "read":
+            backend.gate.clear()
+        # Driven by hand, so it can be closed (GeneratorExit) at its await of the load.
         coro = parked(1)
-        read = coro.send(None)  # parked on its L2 read (the executor job)
-        await asyncio.wait([read])
-        assert core.claims_held() == 1
-        if where == "function":
-            coro.send(None)  # the read's miss taken in: parked in the function
+        coro.send(None)
+        if where == "read":
+            await _until(lambda: backend.reads_entered == 1, "the load's L2 read")
+        else:
+            await _until(lambda: started == [1], "the function")
             assert core.claims_held() == 1
         coro.close()
-        assert core.claims_held() == 0
-        assert core.stats(ns)["load_errors"] == 1
+        backend.gate.set()  # the read goes on, and its claim is handed back once it ends
+        await _until(lambda: core.claims_held() == 0, "the claim handed back")
+        await _until(lambda: core.stats(ns)["load_errors"] == 1, "the load error")
+        assert not parked._cachekit.aflights
 
     asyncio.run(main())

@@ -275,7 +275,8 @@ def test_shared_core_handle_per_configuration(tmp_path):
     assert a._cachekit.core is b._cachekit.core
     assert a._cachekit.core is not c._cachekit.core
     a(1)
-    assert a.cache_info().misses == 1 and b.cache_info().misses == 0
+    # One function identity (counter.<locals>.f): one set of counters, as the reference's.
+    assert a.cache_info().misses == 1 and b.cache_info().misses == 1
 
 
 def test_two_env_selectors_is_a_configuration_error(monkeypatch, tmp_path):
