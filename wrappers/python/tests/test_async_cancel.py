@@ -38,6 +38,15 @@ def _waiting(fn) -> int:
     return sum(f.waiters for f in st.aflights.values())
 
 
+async def _started_with_a_waiter(load, arg, calls):
+    """A starter running the function for `arg` and one caller waiting on its flight."""
+    starter = asyncio.create_task(load(arg))
+    await _until(lambda: calls, "the function")
+    waiter = asyncio.create_task(load(arg))
+    await _until(lambda: _waiting(load) == 1, "the waiter")
+    return starter, waiter
+
+
 def _no_flight(fn) -> bool:
     st = fn._cachekit
     return not (st.objects.flights if st.objects is not None else st.aflights)
@@ -92,10 +101,7 @@ def test_the_load_is_cancelled_when_its_last_caller_goes(backend, order):
     async def main():
         gate = asyncio.Event()
         load = _decorate(backend, gate, calls, cancelled)
-        starter = asyncio.create_task(load(1))
-        await _until(lambda: calls, "the function")
-        waiter = asyncio.create_task(load(1))
-        await _until(lambda: _waiting(load) == 1, "the waiter")
+        starter, waiter = await _started_with_a_waiter(load, 1, calls)
         first, last = (starter, waiter) if order == "starter-first" else (waiter, starter)
         first.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -138,10 +144,7 @@ def test_a_waiter_cancelled_leaves_the_starter_its_value(backend):
     async def main():
         gate = asyncio.Event()
         load = _decorate(backend, gate, calls, cancelled)
-        starter = asyncio.create_task(load(2))
-        await _until(lambda: calls, "the function")
-        waiter = asyncio.create_task(load(2))
-        await _until(lambda: _waiting(load) == 1, "the waiter")
+        starter, waiter = await _started_with_a_waiter(load, 2, calls)
         waiter.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiter
@@ -167,10 +170,7 @@ def test_a_starter_cancelled_when_its_load_raises_hands_the_error_to_its_waiter(
             await gate.wait()
             raise KeyError(x)
 
-        starter = asyncio.create_task(load(3))
-        await _until(lambda: calls, "the function")
-        waiter = asyncio.create_task(load(3))
-        await _until(lambda: _waiting(load) == 1, "the waiter")
+        starter, waiter = await _started_with_a_waiter(load, 3, calls)
         starter.cancel()
         with pytest.raises(asyncio.CancelledError):
             await starter
