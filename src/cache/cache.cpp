@@ -61,7 +61,7 @@ Cache::Cache(CacheConfig config)
         throw;
     }
     plain_l1_ = l1_ && !config_.keyring;
-    if (plain_l1_) metrics_.count_engine_hits(*l1_);
+    if (plain_l1_) metrics_.count_engine_hits(l1_hits_.emplace(*l1_));
     quick_default_ = plain_l1_ && !config_.swr;
     quick_l1_hits_.store(quick_default_, std::memory_order_relaxed);
     if (l1_ && config_.backend) {

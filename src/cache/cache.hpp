@@ -23,6 +23,7 @@
 #include "cache/coherence.hpp"
 #include "cache/invalidation_log.hpp"
 #include "cache/key_registry.hpp"
+#include "cache/l1_hit_source.hpp"
 #include "cache/refresh_claims.hpp"
 #include "cache/single_flight.hpp"
 #include "cache/stored_value.hpp"
@@ -211,6 +212,9 @@ private:
     CacheConfig config_;
     std::unique_ptr<l1::L1Cache> l1_;
     bool plain_l1_ = false;       // an L1 holding plaintext: its hits are the engine's to count
+    // With plain_l1_: the engine as the metrics' hit source. Made after l1_
+    // and gone before it; outlives metrics_, which holds pins of it.
+    std::optional<L1HitSource> l1_hits_;
     // plain_l1_ without SWR: a hit needs nothing but the engine. Atomic: a
     // forked child with coherence turns it off until its feed restarts.
     std::atomic<bool> quick_l1_hits_{false};

@@ -4,8 +4,6 @@
 #include <cstring>
 #include <new>
 
-#include "l1/l1_cache.hpp"
-
 namespace cachekit::metrics {
 
 namespace {
@@ -87,10 +85,10 @@ CacheMetrics::CacheMetrics(size_t max_series)
 CacheMetrics::~CacheMetrics() {
     fork_hooks::leave(this);
     for (auto &m : pool_)
-        if (m->engine_ != nullptr) l1::L1Cache::unpin_namespace(m->engine_);
+        if (m->engine_) engine_->unpin(m->engine_);
 }
 
-void CacheMetrics::count_engine_hits(l1::L1Cache &l1) { engine_ = &l1; }
+void CacheMetrics::count_engine_hits(EngineHitSource &source) { engine_ = &source; }
 
 NamespaceMetrics &CacheMetrics::of(std::string_view ns) {
     for (const auto &slot : hot_) {
@@ -115,12 +113,12 @@ NamespaceMetrics &CacheMetrics::find_or_create(std::string_view ns) {
         }
     }
     // Pinned before our lock is taken: no lock is ever held inside another.
-    const l1::NsRecord *rec = engine_ != nullptr ? engine_->pin_namespace(ns) : nullptr;
+    const EngineHitsPin pin = engine_ != nullptr ? engine_->pin(ns) : EngineHitsPin{};
     std::unique_lock lock(mutex_);
     try {
         auto it = by_ns_->find(ns);
         if (it != by_ns_->end()) {
-            if (rec != nullptr) l1::L1Cache::unpin_namespace(rec);
+            if (pin) engine_->unpin(pin);
             return *it->second;
         }
         if (by_ns_->size() >= max_series_) fold_least_recent_locked();
@@ -132,8 +130,8 @@ NamespaceMetrics &CacheMetrics::find_or_create(std::string_view ns) {
         by_ns_->emplace(std::string(ns), m);
         free_.pop_back();
         m->ns_ = ns;
-        m->engine_ = rec;
-        m->engine_base_ = rec != nullptr ? rec->hits.total() : 0;
+        m->engine_ = pin;
+        m->engine_base_ = pin ? pin.hits->total() : 0;
         m->last_used_.store(tick_.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         // Give it a hot slot if one is free (slots are claimed under the
         // lock, so they fill in order and a name never takes two).
@@ -146,7 +144,7 @@ NamespaceMetrics &CacheMetrics::find_or_create(std::string_view ns) {
         }
         return *m;
     } catch (...) {
-        if (rec != nullptr) l1::L1Cache::unpin_namespace(rec);
+        if (pin) engine_->unpin(pin);
         throw;
     }
 }
@@ -169,11 +167,11 @@ void CacheMetrics::fold_locked(NamespaceMetrics &m) {
     delta -= m.base_;
     folded_ += delta;
     m.base_ = now;  // what comes later counts for the next name (a late caller of this one's)
-    if (m.engine_ != nullptr) {
+    if (m.engine_) {
         // Its hits so far and to come count in the overflow series from now
         // on (as the engine total's part no series claims).
-        l1::L1Cache::unpin_namespace(m.engine_);
-        m.engine_ = nullptr;
+        engine_->unpin(m.engine_);
+        m.engine_ = {};
     }
     by_ns_->erase(m.ns_);
     m.ns_.clear();
@@ -191,8 +189,8 @@ std::vector<SeriesCounts> CacheMetrics::snapshot() const {
             SeriesCounts c = m->read();
             c -= m->base_;
             c.ns = name;
-            if (m->engine_ != nullptr) {
-                uint64_t h = m->engine_->hits.total() - m->engine_base_;
+            if (m->engine_) {
+                uint64_t h = m->engine_.hits->total() - m->engine_base_;
                 c.l1_hits += h;
                 engine_claimed += h;
             }

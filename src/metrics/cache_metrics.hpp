@@ -24,14 +24,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "metrics/engine_hits.hpp"
 #include "metrics/histogram.hpp"
 #include "metrics/striped_counter.hpp"
 #include "util/fork_hooks.hpp"
-
-namespace cachekit::l1 {
-class L1Cache;
-struct NsRecord;
-}  // namespace cachekit::l1
 
 namespace cachekit::metrics {
 
@@ -71,8 +67,8 @@ private:
     // All guarded by the CacheMetrics mutex, except last_used_ (relaxed).
     std::string ns_;  // never changes for a hot slot's series
     SeriesCounts base_;  // read() when it was last folded: the current name's counts are read() - base_
-    const l1::NsRecord *engine_ = nullptr;  // pinned L1 record whose hits are this namespace's
-    uint64_t engine_base_ = 0;              // its hits when pinned
+    EngineHitsPin engine_;      // the engine's counter of this namespace's hits, pinned
+    uint64_t engine_base_ = 0;  // its hits when pinned
     std::atomic<uint64_t> last_used_{0};
     bool hot_ = false;
 };
@@ -90,9 +86,10 @@ public:
     CacheMetrics &operator=(const CacheMetrics &) = delete;
 
     // A plaintext cache's L1 engine counts that cache's L1 hits itself, per
-    // namespace record: report them from there (each series pins its
-    // namespace's record). Call before the first of(); `l1` must outlive this.
-    void count_engine_hits(l1::L1Cache &l1);
+    // namespace: report them from `source` (each series pins its namespace's
+    // counter and reads it at snapshot time). Call before the first of();
+    // `source` must outlive this.
+    void count_engine_hits(EngineHitSource &source);
 
     // The series to count a call on namespace `ns` in. The reference stays
     // valid as long as the cache.
@@ -128,7 +125,7 @@ private:
     NamespaceMetrics overflow_;
     SeriesCounts folded_;  // what folded series had counted
     std::atomic<uint64_t> tick_{1};  // moves on with each new series: the LRU clock
-    l1::L1Cache *engine_ = nullptr;
+    EngineHitSource *engine_ = nullptr;
 };
 
 }  // namespace cachekit::metrics
