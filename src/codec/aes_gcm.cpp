@@ -7,10 +7,8 @@
 
 namespace cachekit::crypto::aes_gcm {
 
-Choice choose(std::string_view setting) {
+Choice choose(std::string_view setting, const Provider &sodium, const Provider &openssl) {
     Choice c;
-    const Provider &sodium = sodium_provider();
-    const Provider &openssl = openssl_provider();
     if (setting.empty() || setting == "auto") {
         if (sodium.available()) c.provider = &sodium;
         else if (openssl.available()) c.provider = &openssl;
@@ -41,6 +39,8 @@ Choice choose(std::string_view setting) {
     }
     return c;
 }
+
+Choice choose(std::string_view setting) { return choose(setting, sodium_provider(), openssl_provider()); }
 
 const Choice &active() {
     static const Choice chosen = [] {

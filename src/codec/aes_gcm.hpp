@@ -52,7 +52,10 @@ struct Choice {
 };
 
 // The choice for a setting ("" or "auto": libsodium where it is available,
-// else OpenSSL; "sodium" / "openssl": that one or nothing). Pure; for tests.
+// else OpenSSL; "sodium" / "openssl": that one or nothing) among the two
+// providers given (tests pass stand-ins to play a CPU without AES-NI).
+Choice choose(std::string_view setting, const Provider &sodium, const Provider &openssl);
+// The same among this build's two providers.
 Choice choose(std::string_view setting);
 
 // This process's choice: CACHEKIT_AES_GCM_PROVIDER read on first use, then fixed.

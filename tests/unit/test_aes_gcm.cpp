@@ -242,6 +242,29 @@ void test_the_setting_is_parsed_with_clear_errors(void **) {
     assert_true(bad.reason.find('\n') == std::string::npos);
 }
 
+bool yes() { return true; }
+bool no() { return false; }
+
+// A CPU without AES-NI/PCLMUL, played by a libsodium stand-in that is not
+// available: auto falls back to OpenSSL, a forced sodium is
+// ECRYPTO_UNAVAILABLE, and with neither there is a reason, never a crash.
+void test_auto_falls_back_to_openssl_without_aes_ni(void **) {
+    const ag::Provider no_sodium{"sodium", no, nullptr};
+    const ag::Provider openssl{"openssl", yes, nullptr};
+    const ag::Provider no_openssl{"openssl", no, nullptr};
+    assert_true(ag::choose("auto", no_sodium, openssl).provider == &openssl);
+    assert_true(ag::choose("", no_sodium, openssl).provider == &openssl);
+    assert_true(ag::choose("openssl", no_sodium, openssl).provider == &openssl);
+    const ag::Choice forced = ag::choose("sodium", no_sodium, openssl);
+    assert_null(forced.provider);
+    assert_int_equal(forced.error, CACHEKIT_ECRYPTO_UNAVAILABLE);
+    assert_true(forced.reason.find("AES-NI") != std::string::npos);
+    const ag::Choice neither = ag::choose("auto", no_sodium, no_openssl);
+    assert_null(neither.provider);
+    assert_int_equal(neither.error, CACHEKIT_ECRYPTO_UNAVAILABLE);
+    assert_false(neither.reason.empty());
+}
+
 // The process's choice follows CACHEKIT_AES_GCM_PROVIDER (meson runs this
 // program with it unset and with openssl).
 void test_the_process_follows_the_environment(void **) {
@@ -265,6 +288,7 @@ int main(void) {
         cmocka_unit_test(test_an_openssl_key_works_in_a_forked_child),
         cmocka_unit_test(test_openssl_frees_no_key_bytes),
         cmocka_unit_test(test_the_setting_is_parsed_with_clear_errors),
+        cmocka_unit_test(test_auto_falls_back_to_openssl_without_aes_ni),
         cmocka_unit_test(test_the_process_follows_the_environment),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
