@@ -120,7 +120,7 @@ AesKey::~AesKey() = default;  // the schedule wipes itself
 
 void AesKey::seal(const Nonce &nonce, const void *aad, size_t aad_len, const void *pt, size_t pt_len,
                   cachekit_buf *out) const {
-    if (uint64_t(pt_len) > aes_gcm::kMaxPlaintext)
+    if (pt_len > SIZE_MAX - kOverhead || uint64_t(pt_len) > aes_gcm::kMaxPlaintext)
         fail(CACHEKIT_ETOOBIG, "plaintext of " + std::to_string(pt_len) +
                                    " bytes is over AES-256-GCM's limit of 64 GiB - 32 bytes");
     char *dst = buf_resize(out, pt_len + kOverhead);
