@@ -17,6 +17,7 @@ class Case:
     better: str          # "lower" or "higher"
     anchor_desc: str
     anchor_metric: str = ""  # when the anchor is another counter of the same run (H1)
+    env: tuple = ()          # (name, value) pairs set for the binary's run (E2-*-openssl)
 
 
 CASES = [
@@ -30,6 +31,13 @@ CASES = [
          "raw libsodium AES-256-GCM seal + open (precomputed key) on the same 1 KiB"),
     Case("E2-1m", "codec_bench", "E2-1m/cachekit", "E2-1m/anchor", "cpu_time", "us", 1.15, "lower",
          "raw libsodium AES-256-GCM seal + open (precomputed key) on the same 1 MiB"),
+    # The OpenSSL provider (the path of CPUs without AES-NI/PCLMUL), forced for the whole run.
+    Case("E2-1k-openssl", "codec_bench", "E2evp-1k/cachekit", "E2evp-1k/anchor", "cpu_time", "ns", 1.05, "lower",
+         "raw OpenSSL EVP AES-256-GCM seal + open (keyed context, nonce set per message) on the same 1 KiB",
+         env=(("CACHEKIT_AES_GCM_PROVIDER", "openssl"),)),
+    Case("E2-1m-openssl", "codec_bench", "E2evp-1m/cachekit", "E2evp-1m/anchor", "cpu_time", "us", 1.05, "lower",
+         "raw OpenSSL EVP AES-256-GCM seal + open (keyed context, nonce set per message) on the same 1 MiB",
+         env=(("CACHEKIT_AES_GCM_PROVIDER", "openssl"),)),
     Case("B1", "l1_bench", "B1pair", "B1pair", "ns_l1", "ns", 0.7, "lower",
          "naive std::mutex + std::unordered_map + std::list LRU, copy-out, same keys and Zipf reads; "
          "alternating 50 ms slices, median of 21 pairs", anchor_metric="ns_naive"),

@@ -1,14 +1,19 @@
 // E1 (envelope) and E2 (AES-256-GCM) through the public C API, each beside
 // the raw library calls on the same bytes in the same run. bench/run pairs
-// "<case>/cachekit" with "<case>/anchor".
+// "<case>/cachekit" with "<case>/anchor". E2evp is E2 on the OpenSSL provider:
+// run with CACHEKIT_AES_GCM_PROVIDER=openssl (bench/run sets it for those
+// cases), beside raw OpenSSL EVP.
 #include <benchmark/benchmark.h>
 #include <lz4.h>
+#include <openssl/evp.h>
 #include <sodium.h>
 #define XXH_INLINE_ALL  // the same inlined XXH3 the library uses
 #include <xxhash.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cachekit/cachekit.h"
@@ -51,7 +56,19 @@ void raw_lz4_xxh3_roundtrip(benchmark::State &state) {
     state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(data.size()));
 }
 
-void aead_roundtrip(benchmark::State &state) {
+bool openssl_forced() {
+    const char *v = std::getenv("CACHEKIT_AES_GCM_PROVIDER");
+    return v && std::string_view(v) == "openssl";
+}
+
+// want_openssl: the figure of E2evp (the process must run the OpenSSL provider)
+// or of E2 (it must not be forced onto it).
+void aead_roundtrip(benchmark::State &state, bool want_openssl) {
+    if (openssl_forced() != want_openssl) {
+        state.SkipWithError(want_openssl ? "E2evp needs CACHEKIT_AES_GCM_PROVIDER=openssl"
+                                         : "E2 measures the default provider: unset CACHEKIT_AES_GCM_PROVIDER");
+        return;
+    }
     if (!cachekit_crypto_available()) {
         state.SkipWithError("AES-GCM unavailable");
         return;
@@ -107,6 +124,50 @@ void raw_sodium_roundtrip(benchmark::State &state) {
     state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(data.size()));
 }
 
+// Raw OpenSSL EVP, keyed once: per message only the nonce is set, the
+// fastest EVP use (one context, used by this thread only).
+void raw_evp_roundtrip(benchmark::State &state) {
+    const std::string data = cachekit::bench::json_records(size_t(state.range(0)));
+    unsigned char key[32], nonce[12] = {0}, tag[16];
+    std::memset(key, 0x61, sizeof key);
+    EVP_CIPHER *cipher = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (!cipher || !ctx || EVP_EncryptInit_ex(ctx, cipher, nullptr, key, nullptr) != 1) {
+        state.SkipWithError("OpenSSL AES-256-GCM unavailable");
+        EVP_CIPHER_CTX_free(ctx);
+        EVP_CIPHER_free(cipher);
+        return;
+    }
+    const std::string aad = "aad-of-a-typical-length-with-tenant-and-key";
+    const auto *a = reinterpret_cast<const unsigned char *>(aad.data());
+    std::vector<unsigned char> ct(data.size() + 16), pt(data.size());
+    uint32_t counter = 0;
+    const int n = int(data.size());
+    for (auto _ : state) {
+        std::memcpy(nonce + 8, &++counter, 4);
+        int len = 0;
+        bool ok = EVP_EncryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce) == 1 &&
+                  EVP_EncryptUpdate(ctx, nullptr, &len, a, int(aad.size())) == 1 &&
+                  EVP_EncryptUpdate(ctx, ct.data(), &len, reinterpret_cast<const unsigned char *>(data.data()), n) == 1 &&
+                  EVP_EncryptFinal_ex(ctx, ct.data() + n, &len) == 1 &&
+                  EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, ct.data() + n) == 1;
+        std::memcpy(tag, ct.data() + n, 16);
+        ok = ok && EVP_DecryptInit_ex(ctx, nullptr, nullptr, nullptr, nonce) == 1 &&
+             EVP_DecryptUpdate(ctx, nullptr, &len, a, int(aad.size())) == 1 &&
+             EVP_DecryptUpdate(ctx, pt.data(), &len, ct.data(), n) == 1 &&
+             EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, tag) == 1 &&
+             EVP_DecryptFinal_ex(ctx, pt.data() + n, &len) == 1;
+        if (!ok) {
+            state.SkipWithError("raw EVP seal/open failed");
+            break;
+        }
+        benchmark::DoNotOptimize(pt.data());
+    }
+    state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(data.size()));
+    EVP_CIPHER_CTX_free(ctx);
+    EVP_CIPHER_free(cipher);
+}
+
 }  // namespace
 
 BENCHMARK(envelope_roundtrip)->Name("E1-1k/cachekit")->Arg(1024);
@@ -115,9 +176,13 @@ BENCHMARK(envelope_roundtrip)->Name("E1-14k/cachekit")->Arg(14 * 1024);
 BENCHMARK(raw_lz4_xxh3_roundtrip)->Name("E1-14k/anchor")->Arg(14 * 1024);
 BENCHMARK(envelope_roundtrip)->Name("E1-1m/cachekit")->Arg(1024 * 1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(raw_lz4_xxh3_roundtrip)->Name("E1-1m/anchor")->Arg(1024 * 1024)->Unit(benchmark::kMicrosecond);
-BENCHMARK(aead_roundtrip)->Name("E2-1k/cachekit")->Arg(1024);
+BENCHMARK_CAPTURE(aead_roundtrip, sodium, false)->Name("E2-1k/cachekit")->Arg(1024);
 BENCHMARK(raw_sodium_roundtrip)->Name("E2-1k/anchor")->Arg(1024);
-BENCHMARK(aead_roundtrip)->Name("E2-1m/cachekit")->Arg(1024 * 1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(aead_roundtrip, sodium, false)->Name("E2-1m/cachekit")->Arg(1024 * 1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(raw_sodium_roundtrip)->Name("E2-1m/anchor")->Arg(1024 * 1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(aead_roundtrip, openssl, true)->Name("E2evp-1k/cachekit")->Arg(1024);
+BENCHMARK(raw_evp_roundtrip)->Name("E2evp-1k/anchor")->Arg(1024);
+BENCHMARK_CAPTURE(aead_roundtrip, openssl, true)->Name("E2evp-1m/cachekit")->Arg(1024 * 1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK(raw_evp_roundtrip)->Name("E2evp-1m/anchor")->Arg(1024 * 1024)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

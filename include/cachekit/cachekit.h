@@ -67,7 +67,7 @@ typedef enum cachekit_status {
     CACHEKIT_EAUTH = -22,              /* AuthenticationFailed */
     CACHEKIT_EKEYNOTFOUND = -23,       /* KeyNotFound */
     CACHEKIT_EFRAME = -24,             /* InvalidFrame */
-    CACHEKIT_ECRYPTO_UNAVAILABLE = -25, /* CryptoUnavailable: no AES-NI/PCLMUL */
+    CACHEKIT_ECRYPTO_UNAVAILABLE = -25, /* CryptoUnavailable: no usable AES-256-GCM provider */
     CACHEKIT_ENONCE = -26,             /* NonceExhausted: the counter would wrap */
     CACHEKIT_EINTERNAL = -27,          /* Internal: a bug; please report it */
     CACHEKIT_EBUSY = -28,              /* Busy: a resource is in use */
@@ -397,8 +397,11 @@ CACHEKIT_API int cachekit_container_v2_unwrap(cachekit_buf *out, const void *con
 #define CACHEKIT_TAG_SIZE 16
 #define CACHEKIT_MAX_PREVIOUS_KEYS 3
 
-/* 1 when AES-256-GCM can run on this CPU (AES-NI and PCLMUL), else 0. Every
- * encrypting call answers CACHEKIT_ECRYPTO_UNAVAILABLE where it cannot. */
+/* 1 when AES-256-GCM can run: libsodium's where the CPU has AES-NI and
+ * PCLMUL, OpenSSL's EVP elsewhere (the same bytes), so on every CPU unless
+ * CACHEKIT_AES_GCM_PROVIDER forces one that cannot. Every encrypting call
+ * answers CACHEKIT_ECRYPTO_UNAVAILABLE (or CACHEKIT_EINVAL for a bad
+ * CACHEKIT_AES_GCM_PROVIDER) where it cannot. */
 CACHEKIT_API int cachekit_crypto_available(void) CACHEKIT_NOEXCEPT;
 
 /* Decode a master key given as hex: exactly 64 hex digits, nothing else (no

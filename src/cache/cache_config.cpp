@@ -135,8 +135,7 @@ CacheConfig resolve_config(const cachekit_cache_options &o, const BorrowedBacken
         if (!master) fail(CACHEKIT_EINVAL, "encryption is on but there is no master key (master_key_hex or CACHEKIT_MASTER_KEY)");
         const char *previous = o.previous_keys_hex ? o.previous_keys_hex : env("CACHEKIT_PREVIOUS_MASTER_KEYS");
         c.keyring = crypto::Keyring::from_hex(master, previous ? previous : "");
-        if (!crypto::aes_gcm_available())
-            fail(CACHEKIT_ECRYPTO_UNAVAILABLE, "encryption needs AES-NI and PCLMUL, which this CPU lacks");
+        crypto::require_aes_gcm();
     } else if (c.value.format == Format::Auto) {
         // Encryption off, but a key source present: keep the reference SDK's
         // legacy-decrypt read, so an encrypted frame a still-encrypting peer

@@ -5,6 +5,7 @@
 
 #include <sodium.h>
 
+#include "codec/aes_gcm.hpp"
 #include "codec/hashing.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
@@ -31,9 +32,16 @@ void ensure_sodium() {
     if (status < 0) fail(CACHEKIT_EINTERNAL, "libsodium could not be initialised");
 }
 
-bool aes_gcm_available() {
-    ensure_sodium();
-    return crypto_aead_aes256gcm_is_available() == 1;
+bool aes_gcm_available() { return aes_gcm::active().provider != nullptr; }
+
+void require_aes_gcm() {
+    const aes_gcm::Choice &choice = aes_gcm::active();
+    if (!choice.provider) fail(choice.error, choice.reason);
+}
+
+std::string_view aes_gcm_provider() {
+    const aes_gcm::Choice &choice = aes_gcm::active();
+    return choice.provider ? choice.provider->name : std::string_view();
 }
 
 Key master_key_from_hex(std::string_view hex) {
@@ -102,45 +110,34 @@ std::string build_aad(std::string_view tenant, std::string_view cache_key, std::
     return aad;
 }
 
-struct AesKey::State {
-    alignas(16) crypto_aead_aes256gcm_state ctx;
-};
-
 AesKey::AesKey(const Key &key) {
-    if (!aes_gcm_available())
-        fail(CACHEKIT_ECRYPTO_UNAVAILABLE, "AES-256-GCM needs a CPU with AES-NI and PCLMUL; this one has neither");
-    state_ = new State;
-    crypto_aead_aes256gcm_beforenm(&state_->ctx, key.data());
+    const aes_gcm::Choice &choice = aes_gcm::active();
+    if (!choice.provider) fail(choice.error, choice.reason);
+    schedule_ = choice.provider->make_key(key.data());
 }
 
-AesKey::~AesKey() {
-    sodium_memzero(state_, sizeof *state_);
-    delete state_;
-}
+AesKey::~AesKey() = default;  // the schedule wipes itself
 
 void AesKey::seal(const Nonce &nonce, const void *aad, size_t aad_len, const void *pt, size_t pt_len,
                   cachekit_buf *out) const {
-    if (pt_len > SIZE_MAX - kOverhead) fail(CACHEKIT_ETOOBIG, "plaintext too large");
+    if (pt_len > SIZE_MAX - kOverhead || uint64_t(pt_len) > aes_gcm::kMaxPlaintext)
+        fail(CACHEKIT_ETOOBIG, "plaintext of " + std::to_string(pt_len) +
+                                   " bytes is over AES-256-GCM's limit of 64 GiB - 32 bytes");
     char *dst = buf_resize(out, pt_len + kOverhead);
     std::memcpy(dst, nonce.data(), nonce.size());
-    unsigned long long clen = 0;
-    crypto_aead_aes256gcm_encrypt_afternm(reinterpret_cast<unsigned char *>(dst + nonce.size()), &clen,
-                                          static_cast<const unsigned char *>(pt), pt_len,
-                                          static_cast<const unsigned char *>(aad), aad_len, nullptr, nonce.data(),
-                                          &state_->ctx);
+    schedule_->seal(nonce.data(), static_cast<const uint8_t *>(aad), aad_len, static_cast<const uint8_t *>(pt), pt_len,
+                    reinterpret_cast<uint8_t *>(dst + nonce.size()));
 }
 
 bool AesKey::open(const void *aad, size_t aad_len, const void *ct, size_t ct_len, cachekit_buf *out) const {
     if (ct_len < kOverhead)
         fail(CACHEKIT_ECIPHERTEXT, "ciphertext of " + std::to_string(ct_len) +
                                        " bytes is shorter than nonce + tag (28 bytes)");
-    const auto *c = static_cast<const unsigned char *>(ct);
+    const auto *c = static_cast<const uint8_t *>(ct);
     char *dst = buf_resize(out, ct_len - kOverhead);
-    unsigned long long mlen = 0;
-    int rc = crypto_aead_aes256gcm_decrypt_afternm(reinterpret_cast<unsigned char *>(dst), &mlen, nullptr,
-                                                   c + CACHEKIT_NONCE_SIZE, ct_len - CACHEKIT_NONCE_SIZE,
-                                                   static_cast<const unsigned char *>(aad), aad_len, c, &state_->ctx);
-    if (rc != 0) {
+    const bool ok = schedule_->open(c, static_cast<const uint8_t *>(aad), aad_len, c + CACHEKIT_NONCE_SIZE,
+                                    ct_len - CACHEKIT_NONCE_SIZE, reinterpret_cast<uint8_t *>(dst));
+    if (!ok) {
         sodium_memzero(dst, ct_len - kOverhead);
         buf_resize(out, 0);
         return false;

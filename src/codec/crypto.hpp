@@ -1,11 +1,13 @@
 // Encryption primitives of protocol.md section 6: HKDF-SHA256 tenant keys
 // (built on libsodium's HMAC-SHA256: 1.0.18 has no HKDF), key fingerprints,
-// AAD v0x03 and AES-256-GCM (libsodium; needs AES-NI and PCLMUL).
+// AAD v0x03 and AES-256-GCM (through codec/aes_gcm.hpp: libsodium where the
+// CPU has AES-NI and PCLMUL, OpenSSL's EVP elsewhere; the same bytes).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,7 +37,13 @@ constexpr size_t kOverhead = CACHEKIT_NONCE_SIZE + CACHEKIT_TAG_SIZE;
 
 // Initialise libsodium once (thread-safe). Throws EINTERNAL if it cannot.
 void ensure_sodium();
+// True when this process's AES-256-GCM provider (aes_gcm.hpp) is usable.
 bool aes_gcm_available();
+// Throws the provider choice's error (ECRYPTO_UNAVAILABLE, or EINVAL for a
+// bad CACHEKIT_AES_GCM_PROVIDER) with its reason when it is not.
+void require_aes_gcm();
+// "sodium" or "openssl"; empty when none is usable.
+std::string_view aes_gcm_provider();
 
 // Strict hex master key: exactly 64 hex digits.
 Key master_key_from_hex(std::string_view hex);
@@ -47,7 +55,11 @@ Fingerprint fingerprint(const Key &encryption_key);
 std::string build_aad(std::string_view tenant, std::string_view cache_key, std::string_view format, bool compressed,
                       std::optional<std::string_view> original_type);
 
-// A derived AES-256-GCM key with libsodium's expanded key schedule.
+namespace aes_gcm {
+class KeySchedule;
+}
+
+// A derived AES-256-GCM key, expanded once by the process's provider.
 class AesKey {
 public:
     explicit AesKey(const Key &key);
@@ -61,8 +73,7 @@ public:
     bool open(const void *aad, size_t aad_len, const void *ct, size_t ct_len, cachekit_buf *out) const;
 
 private:
-    struct State;
-    State *state_;
+    std::unique_ptr<aes_gcm::KeySchedule> schedule_;
 };
 
 Nonce random_nonce();
