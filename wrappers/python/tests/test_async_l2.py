@@ -202,6 +202,8 @@ def test_cancelling_one_of_two_callers_leaves_the_other_a_value(l2, cancelled):
         await _until(lambda: len(calls) == loads, "the survivor's load")
         gate.set()
         assert await survivor == [loads]
+        # A waiter has the value before its L2 write lands (it need not wait for it).
+        await _until(lambda: f._cachekit.written, "the L2 write")
         assert await f(1) == [loads]
 
     asyncio.run(main())
