@@ -28,7 +28,7 @@ import tempfile
 
 MARKER = re.compile(r"^<!--\s*reference:\s*(\S+)\s*-->\s*$")
 C_STRUCTS = ("cachekit_cache_options", "cachekit_backend_options", "cachekit_l1_options")
-ENV_NAME = re.compile(r"""["'](CACHEKIT_[A-Z0-9_]+|REDIS_URL|XDG_CACHE_HOME|TMPDIR)["']""")
+ENV_NAME = re.compile(r"""["'](CACHEKIT_[A-Z0-9_]+|REDIS_URL|XDG_CACHE_HOME|TMPDIR|DOCS_RS)["']""")
 
 
 def documented(pages: list[pathlib.Path]) -> dict[str, tuple[str, set[str]]]:

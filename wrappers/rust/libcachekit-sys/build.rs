@@ -4,6 +4,9 @@
 //! Uninstalled build tree: PKG_CONFIG_PATH=<build>/meson-uninstalled picks up
 //! cachekit-uninstalled.pc. Without pkg-config, CACHEKIT_LIB_DIR and
 //! CACHEKIT_INCLUDE_DIR name the library and header folders directly.
+//!
+//! docs.rs sets DOCS_RS and has no libcachekit: then nothing is linked and no
+//! probe is compiled, so `cargo doc` builds (the bindings are only declared).
 use std::env;
 use std::path::PathBuf;
 
@@ -16,10 +19,14 @@ const HELP: &str = "libcachekit-sys: cannot find libcachekit.
     CACHEKIT_INCLUDE_DIR (folder holding cachekit/cachekit.h and cachekit/version.h).";
 
 fn main() {
-    for var in ["CACHEKIT_LIB_DIR", "CACHEKIT_INCLUDE_DIR", "PKG_CONFIG_PATH"] {
+    for var in ["CACHEKIT_LIB_DIR", "CACHEKIT_INCLUDE_DIR", "PKG_CONFIG_PATH", "DOCS_RS"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed=layout/layout.c");
+    if env::var_os("DOCS_RS").is_some() {
+        // A documentation build: rustdoc links nothing, and docs.rs has no libcachekit.
+        return;
+    }
 
     let include_dirs = match (env::var_os("CACHEKIT_LIB_DIR"), env::var_os("CACHEKIT_INCLUDE_DIR")) {
         (Some(lib), Some(include)) => {
