@@ -2,41 +2,48 @@
 #include "codec/aes_gcm.hpp"
 
 #include <cstdlib>
+#include <string>
+#include <utility>
 
 #include "cachekit/cachekit.h"
 
 namespace cachekit::crypto::aes_gcm {
 
-Choice choose(std::string_view setting, const Provider &sodium, const Provider &openssl) {
+namespace {
+
+// The provider when it can run here, else ECRYPTO_UNAVAILABLE with why not.
+Choice pick(const Provider &provider, std::string reason) {
     Choice c;
-    if (setting.empty() || setting == "auto") {
-        if (sodium.available()) c.provider = &sodium;
-        else if (openssl.available()) c.provider = &openssl;
-        else {
-            c.error = CACHEKIT_ECRYPTO_UNAVAILABLE;
-            c.reason = "AES-256-GCM is unavailable: libsodium's needs AES-NI and PCLMUL, which this CPU lacks, "
-                       "and OpenSSL's EVP AES-256-GCM could not be loaded";
-        }
-    } else if (setting == "sodium") {
-        if (sodium.available()) c.provider = &sodium;
-        else {
-            c.error = CACHEKIT_ECRYPTO_UNAVAILABLE;
-            c.reason = "CACHEKIT_AES_GCM_PROVIDER=sodium, but libsodium's AES-256-GCM needs AES-NI and PCLMUL, "
-                       "which this CPU lacks (auto or openssl work on every CPU)";
-        }
-    } else if (setting == "openssl") {
-        if (openssl.available()) c.provider = &openssl;
-        else {
-            c.error = CACHEKIT_ECRYPTO_UNAVAILABLE;
-            c.reason = "CACHEKIT_AES_GCM_PROVIDER=openssl, but OpenSSL's EVP AES-256-GCM could not be loaded";
-        }
+    if (provider.available()) {
+        c.provider = &provider;
     } else {
-        c.error = CACHEKIT_EINVAL;
-        std::string shown(setting.substr(0, 64));
-        for (char &ch : shown)
-            if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e) ch = '?';
-        c.reason = "CACHEKIT_AES_GCM_PROVIDER is \"" + shown + "\"; expected auto, sodium or openssl";
+        c.error = CACHEKIT_ECRYPTO_UNAVAILABLE;
+        c.reason = std::move(reason);
     }
+    return c;
+}
+
+}  // namespace
+
+Choice choose(std::string_view setting, const Provider &sodium, const Provider &openssl) {
+    if (setting.empty() || setting == "auto") {
+        if (sodium.available()) return pick(sodium, {});
+        return pick(openssl,
+                    "AES-256-GCM is unavailable: libsodium's needs AES-NI and PCLMUL, which this CPU lacks, "
+                    "and OpenSSL's EVP AES-256-GCM could not be loaded");
+    }
+    if (setting == "sodium")
+        return pick(sodium,
+                    "CACHEKIT_AES_GCM_PROVIDER=sodium, but libsodium's AES-256-GCM needs AES-NI and PCLMUL, "
+                    "which this CPU lacks (auto or openssl work on every CPU)");
+    if (setting == "openssl")
+        return pick(openssl, "CACHEKIT_AES_GCM_PROVIDER=openssl, but OpenSSL's EVP AES-256-GCM could not be loaded");
+    Choice c;
+    c.error = CACHEKIT_EINVAL;
+    std::string shown(setting.substr(0, 64));
+    for (char &ch : shown)
+        if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e) ch = '?';
+    c.reason = "CACHEKIT_AES_GCM_PROVIDER is \"" + shown + "\"; expected auto, sodium or openssl";
     return c;
 }
 
