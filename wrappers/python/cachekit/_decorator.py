@@ -383,6 +383,7 @@ class _Base:
     _preset = "cache"
 
     def __init_subclass__(cls, preset: str = "", **kw: Any) -> None:
+        """A preset's class: its own __call__, whose signature has the preset's defaults."""
         super().__init_subclass__(**kw)
         if not preset:
             return
