@@ -8,7 +8,10 @@ types a user sees), tests/typing/public_api.py, a program using every public
 name (a decorated function keeps its signature and gains cache_info /
 cache_clear / invalidate_cache / __wrapped__), and tests/typing/reference_usage.py,
 the reference SDK's documented usages (decorated methods, classmethods and
-coroutines included) with wrong calls that must stay errors. The package's
+coroutines included) with wrong calls that must stay errors, and
+tests/typing/decorator_keywords.py, every keyword of cache(...) and its presets
+with wrong ones (a bad type, an unknown name) that must stay errors for both
+checkers. The package's
 internal modules are followed silently (their types are used, their own findings
 not reported).
 
@@ -28,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pyvenv  # noqa: E402
 
 PYRIGHT = "1.1.414"
-TYPING = [os.path.join("tests", "typing", "public_api.py"), os.path.join("tests", "typing", "reference_usage.py")]
+TYPING = [os.path.join("tests", "typing", f) for f in ("public_api.py", "reference_usage.py", "decorator_keywords.py")]
 PUBLIC = ["__init__.py", "_types.py", "_defaults.py", "_options.py", "_ndarray.py", "_userbackend.py", "_tenants.py",
           "_outcome.py", "_urlbackend.py", "_unavailable.py", "health.py", "interop.py", "key_generator.py",
           # the reference's module layout (docs/python.md "Reference modules")

@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Callable, Concatenate, Optional, overload
+from typing import TYPE_CHECKING, Any, Callable, Concatenate, Literal, Mapping, Optional, overload
 
 from cachekit import _codec, _key_registry
 from cachekit._async import AsyncL2Mixin
@@ -35,9 +35,16 @@ from cachekit._objcache import ObjectCache
 from cachekit._objmode import ObjectModeMixin
 from cachekit._outcome import InvalidationOutcome
 from cachekit._refresh import RefreshMixin
+from cachekit._signature import call_signature
 from cachekit._stats import StatsMixin, counters_for
 from cachekit._tenants import TenantRouter
-from cachekit._types import P, R, S, AnyFirst, CacheDecorator, CachedClassFunction, CachedFunction
+from cachekit._types import (P, R, S, AnyFirst, CacheDecorator, CachedClassFunction, CachedFunction,
+                             TenantExtractor)
+
+if TYPE_CHECKING:
+    from cachekit.config.decorator import DecoratorConfig
+    from cachekit.config.nested import (BackpressureConfig, CircuitBreakerConfig, EncryptionConfig, L1CacheConfig,
+                                        MonitoringConfig)
 
 log = logging.getLogger("cachekit")
 
@@ -200,6 +207,7 @@ class _Cached(CoreMixin, KeysMixin, StatsMixin, ObjectModeMixin, L2ModeMixin, As
                 pass
 
     def clear(self) -> None:
+        """Reset this function's counters, then invalidate every entry of it (cache_clear)."""
         self.reset_stats()
         self.invalidate_all()
 
@@ -250,6 +258,7 @@ def _plain_function(fn: Callable, hot: Callable) -> Callable:
 
 def _sync_invalidate(state: _Cached) -> Callable[..., Any]:
     def invalidate_cache(*args: Any, **kwargs: Any) -> Optional[InvalidationOutcome]:
+        """Drop the entry of these arguments (none, on a function with parameters: every entry)."""
         return state.invalidate(args, kwargs)
 
     return invalidate_cache
@@ -259,6 +268,7 @@ def _ainvalidate(state: _Cached) -> Callable[..., Any]:
     """invalidate_cache as a coroutine: an L2's I/O runs on the core's executor."""
 
     async def ainvalidate_cache(*args: Any, **kwargs: Any) -> Optional[InvalidationOutcome]:
+        """invalidate_cache as a coroutine: drop the entry of these arguments (none: every entry)."""
         state.settle_backend()
         if state.objects is not None:
             return state.invalidate(args, kwargs)
@@ -365,12 +375,45 @@ def _make_wrapper(state: _Cached) -> Callable:
 # The public `cache` object and presets
 # ---------------------------------------------------------------------------
 
-class _Decorator:
-    """`cache` and its presets: usable as @x, @x(...), and x(fn, ...)."""
+class _Base:
+    """A decorator (`cache` or a preset): usable as @x, @x(...), and x(fn).
+    Each subclass names its preset; it gets its own __call__ whose signature has
+    that preset's defaults (inspect.signature, help())."""
 
-    def __init__(self, defaults: Optional[dict[str, Any]] = None, name: str = "cache") -> None:
-        self._defaults = defaults or {}
-        self._name = name
+    _preset = "cache"
+
+    def __init_subclass__(cls, preset: str = "", **kw: Any) -> None:
+        """A preset's class: its own __call__, whose signature has the preset's defaults."""
+        super().__init_subclass__(**kw)
+        if not preset:
+            return
+        cls._preset = preset
+        impl = getattr(cls, "__call__")
+
+        def __call__(self: _Base, fn: Optional[Callable[..., Any]] = None, **kw: Any) -> Any:
+            return impl(self, fn, **kw)
+
+        __call__.__doc__ = impl.__doc__
+        __call__.__qualname__ = f"{cls.__qualname__}.__call__"
+        setattr(__call__, "__signature__", call_signature(preset))
+        setattr(cls, "__call__", __call__)
+
+    def __init__(self) -> None:
+        self._defaults = dict(_PRESETS.get(self._preset, {}))
+        self._name = self._preset
+
+    def __repr__(self) -> str:
+        return "<cachekit cache>" if self._name == "cache" else f"<cachekit cache.{self._name}>"
+
+    def _decorate(self, fn: Optional[Callable[..., Any]], kw: dict[str, Any]) -> Any:
+        if fn is not None:
+            return self._build(fn, kw)
+        _validate(dict(kw))  # unknown parameters fail at decoration time, before the function is seen
+
+        def deco(f: Callable) -> Callable:
+            return self._build(f, kw)
+
+        return deco
 
     def _build(self, fn: Callable, kw: dict[str, Any]) -> Callable:
         if not callable(fn):
@@ -405,7 +448,12 @@ class _Decorator:
                          opts["tenant_extractor"]).install()
         return _make_wrapper(state)
 
-    # The overloads' order is CacheDecorator's (_types.py), which says why.
+
+class _Decorator(_Base):
+    """A decorator that takes every keyword (`cache` and its presets but cache.local)."""
+
+    # The overloads' order is CacheDecorator's (_types.py), which says why. The keywords'
+    # names, order and annotations are _signature.PARAMS's (tests/test_decorator_docs.py).
     @overload
     def __call__(self, fn: Callable[Concatenate[AnyFirst, P], Any]) -> CachedFunction[..., Any]: ...
 
@@ -416,17 +464,166 @@ class _Decorator:
     def __call__(self, fn: Callable[P, R]) -> CachedFunction[P, R]: ...
 
     @overload
-    def __call__(self, fn: None = None, **kw: Any) -> CacheDecorator: ...
+    def __call__(self, fn: None = None, *,
+                 ttl: float | None = ...,
+                 namespace: str | None = ...,
+                 backend: Any = ...,
+                 serializer: str | Any = ...,
+                 integrity_checking: bool = ...,
+                 key: Callable[..., str] | None = ...,
+                 interop: str | None = ...,
+                 encryption: bool | EncryptionConfig | Mapping[str, Any] | None = ...,
+                 master_key: str | bytes | None = ...,
+                 tenant: str | None = ...,
+                 fail_closed: bool | None = ...,
+                 l1: bool | L1CacheConfig | Mapping[str, Any] | None = ...,
+                 l1_enabled: bool = ...,
+                 l1_max_size_mb: float | None = ...,
+                 l1_admission: Literal['lru', 'tinylfu'] | None = ...,
+                 max_entries: int | None = ...,
+                 stale_while_revalidate: bool | None = ...,
+                 swr_enabled: bool = ...,
+                 swr_threshold_ratio: float = ...,
+                 stale_ttl: int | None = ...,
+                 refresh_ttl_on_get: bool = ...,
+                 ttl_refresh_threshold: float = ...,
+                 circuit_breaker: CircuitBreakerConfig | Mapping[str, Any] | None = ...,
+                 backpressure: BackpressureConfig | Mapping[str, Any] | None = ...,
+                 monitoring: MonitoringConfig | Mapping[str, Any] | None = ...,
+                 tenant_extractor: TenantExtractor | Callable[[tuple[Any, ...], dict[str, Any]], object] | None = ...,
+                 single_tenant_mode: bool = ...,
+                 deployment_uuid: str | None = ...,
+                 config: DecoratorConfig | Mapping[str, Any] | None = ...) -> CacheDecorator: ...
 
     def __call__(self, fn: Optional[Callable[..., Any]] = None, **kw: Any) -> Any:
-        if fn is not None:
-            return self._build(fn, kw)
-        _validate(dict(kw))  # unknown parameters fail at decoration time, before the function is seen
+        """Decorate a function: @x, @x(keyword=...), or x(fn). Keywords (all optional):
 
-        def deco(f: Callable) -> Callable:
-            return self._build(f, kw)
+        ttl: seconds an entry lives (None: no expiry); a finite number >= 0.
+        namespace: the keys' first segment and the L1 partition (None: "default").
+        backend: "redis://...", "redis-cluster://...", "unix://...", "file:///dir", a directory,
+            "memory://", a cachekit.Backend, RedisBackend / FileBackend, an object with
+            get/set/delete, or None (L1 only: values kept as objects in this process); not
+            given: the environment's (CACHEKIT_REDIS_URL / REDIS_URL, set_default_backend()),
+            decided at the first call.
+        serializer: "default"/"std", "auto"/"pythonic", "orjson", "arrow", or an instance.
+        integrity_checking: checksum each stored value (a damaged one is a miss).
+        key: a function of the call's arguments returning the key's own part (a str).
+        interop: the operation name of an interop/v1 entry, readable by every CacheKit SDK.
+        encryption: True / False, or an EncryptionConfig (or mapping) of the fields below;
+            not given: no choice (refused when a master key is set and values go to an L2).
+        master_key: the encryption master key, hex of 32 bytes (or CACHEKIT_MASTER_KEY).
+        tenant: the single encryption tenant (this wrapper's; wins over deployment_uuid).
+        fail_closed: a refused (undecryptable, damaged) entry raises instead of being a miss.
+        l1: True / False, or an L1CacheConfig (or mapping) of the L1 fields below.
+        l1_enabled: keep an in-process L1 in front of the backend.
+        l1_max_size_mb: the L1's memory budget in MiB (CACHEKIT_L1_MAX_SIZE_MB, else 100).
+        l1_admission: the L1's admission policy, "lru" or "tinylfu" (None: the core's).
+        max_entries: the most entries kept in process (L1-only mode).
+        stale_while_revalidate: with a backend, refresh entries ahead of expiry (off by default).
+        swr_enabled: L1-only mode's stale-while-revalidate (not given: on, unless
+            stale_while_revalidate=False).
+        swr_threshold_ratio: the share of ttl, in (0, 1], after which an entry is refreshed.
+        stale_ttl: the reference's past-expiry window: 0/None only (no backend here serves it).
+        refresh_ttl_on_get: an L2 hit close to expiry gets its ttl again.
+        ttl_refresh_threshold: "close to expiry" for refresh_ttl_on_get: below ttl x this (0..1).
+        circuit_breaker: a CircuitBreakerConfig (or mapping): when to stop calling a failing backend.
+        backpressure: a BackpressureConfig (or mapping): the bound on backend calls in flight.
+        monitoring: a MonitoringConfig (or mapping): accepted, not used (metrics are always on).
+        tenant_extractor: multi-tenant encryption: an object with .extract(args, kwargs), or a
+            callable (args, kwargs), giving each call's tenant UUID.
+        single_tenant_mode: one tenant for every call (the reference's; not with tenant_extractor).
+        deployment_uuid: the encryption tenant as a UUID (or CACHEKIT_DEPLOYMENT_UUID).
+        config: a DecoratorConfig (or mapping) of the above; keywords given beside it win.
 
-        return deco
+        Another keyword is a TypeError, a bad value a TypeError, ValueError or
+        ConfigurationError naming it, all at decoration. The decorated function keeps its
+        signature and gains cache_info(), cache_clear(), invalidate_cache(*args) and
+        ainvalidate_cache(*args); its call takes _bypass_cache=True to skip the cache.
+        """
+        return self._decorate(fn, kw)
+
+
+class _Local(_Base, preset="local"):
+    """cache.local: an in-process object cache (L1 only, no backend, no serialisation),
+    the reference's local preset: ttl 300 s, max_entries 256, no stale-while-revalidate;
+    invalidate_cache() is a plain function (on coroutine functions too) and reports NO_L2.
+
+        @cache.local(ttl=60, max_entries=1000)
+        def parse(text: str) -> Tree: ...
+    """
+
+    @overload
+    def __call__(self, fn: Callable[Concatenate[AnyFirst, P], Any]) -> CachedFunction[..., Any]: ...
+
+    @overload
+    def __call__(self, fn: Callable[Concatenate[type[S], P], R]) -> CachedClassFunction[S, P, R]: ...
+
+    @overload
+    def __call__(self, fn: Callable[P, R]) -> CachedFunction[P, R]: ...
+
+    @overload
+    def __call__(self, fn: None = None, *,
+                 ttl: int = ...,
+                 max_entries: int = ...,
+                 namespace: str | None = ...,
+                 key: Callable[..., str] | None = ...) -> CacheDecorator: ...
+
+    def __call__(self, fn: Optional[Callable[..., Any]] = None, **kw: Any) -> Any:
+        """Decorate a function: @cache.local, @cache.local(keyword=...), or cache.local(fn).
+        Keywords (all optional; any other is a TypeError):
+
+        ttl: seconds an entry lives, a whole number >= 1.
+        max_entries: the most entries kept (least recently used dropped first).
+        namespace: the L1 partition (None: "default").
+        key: a function of the call's arguments returning the entry's key (a str).
+        """
+        return self._decorate(fn, kw)
+
+
+class _Minimal(_Decorator, preset="minimal"):
+    """cache.minimal: speed first: ttl 300 s, integrity checking off, no
+    stale-while-revalidate; every keyword of cache (below) may override.
+
+        @cache.minimal(backend="redis://127.0.0.1:6379")
+        def score(user_id: int) -> float: ...
+    """
+
+
+class _Production(_Decorator, preset="production"):
+    """cache.production: the reliable default: ttl 600 s, integrity checking on;
+    every keyword of cache (below) may override.
+
+        @cache.production(namespace="users")
+        def get_user(user_id: int) -> dict: ...
+    """
+
+
+class _Secure(_Decorator, preset="secure"):
+    """cache.secure: encrypted values (AES-256-GCM, keys derived per tenant): ttl 600 s,
+    encryption and integrity checking forced on. Needs master_key= or CACHEKIT_MASTER_KEY;
+    integrity_checking other than True and backend=None are refused.
+
+        @cache.secure(master_key=os.environ["APP_CACHE_KEY"], backend="redis://127.0.0.1:6379")
+        def get_ssn(user_id: int) -> str: ...
+    """
+
+
+class _Dev(_Decorator, preset="dev"):
+    """cache.dev: for development: ttl 300 s, integrity checking on; every keyword of
+    cache (below) may override.
+
+        @cache.dev(backend=None)
+        def render(page: str) -> str: ...
+    """
+
+
+class _Test(_Decorator, preset="test"):
+    """cache.test: for test suites: ttl 60 s, integrity checking off, no
+    stale-while-revalidate; every keyword of cache (below) may override.
+
+        @cache.test(backend="memory://")
+        def lookup(x: int) -> int: ...
+    """
 
 
 class _Unavailable:
@@ -455,19 +652,38 @@ class _Unavailable:
         return "<cachekit cache.io: not available in libcachekit>"
 
 
-class _Cache(_Decorator):
-    minimal: _Decorator
-    production: _Decorator
-    secure: _Decorator
-    dev: _Decorator
-    test: _Decorator
-    local: _Decorator
+class _Cache(_Decorator, preset="cache"):
+    """cache: the CacheKit decorator (cachekit-py's, on libcachekit): a function's
+    results cached in process (L1) and in a backend (L2: Redis, a shared directory,
+    memory), keyed by its arguments, with single-flight loads, integrity checks and
+    optional encryption. Presets: cache.minimal, cache.production, cache.secure,
+    cache.dev, cache.test, cache.local (help(cache.secure) ...); cache.io is refused.
+
+        from cachekit import cache
+
+        @cache(ttl=600, namespace="users", backend="redis://127.0.0.1:6379")
+        def get_user(user_id: int) -> dict: ...
+
+        get_user(42)                   # computed, then served from the cache
+        get_user.invalidate_cache(42)  # that entry dropped
+    """
+
+    minimal: _Minimal
+    production: _Production
+    secure: _Secure
+    dev: _Dev
+    test: _Test
+    local: _Local
     io: _Unavailable
 
     def __init__(self) -> None:
-        super().__init__({}, "cache")
-        for name, d in _PRESETS.items():
-            setattr(self, name, _Decorator(dict(d), name))
+        super().__init__()
+        self.minimal = _Minimal()
+        self.production = _Production()
+        self.secure = _Secure()
+        self.dev = _Dev()
+        self.test = _Test()
+        self.local = _Local()
         self.io = _Unavailable()
 
 

@@ -114,6 +114,7 @@ class StatsMixin:
             c.last_op = time.time()
 
     def info(self) -> CacheInfo:
+        """This function's counters: hits, misses, L1/L2 hits, sizes, backend health (cache_info)."""
         self.settle_backend()
         c = self.counters
         obj_hits = c.object_hits()

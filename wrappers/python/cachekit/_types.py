@@ -20,13 +20,21 @@ class _CacheMethods(Protocol):
     an InvalidationOutcome (None for the whole function), or an awaitable of it for a
     coroutine function (Any: one type cannot say both); ainvalidate_cache is awaited in both."""
 
-    def cache_info(self) -> CacheInfo: ...
+    def cache_info(self) -> CacheInfo:
+        """This function's counters: hits, misses, L1/L2 hits, sizes, backend health."""
+        ...
 
-    def cache_clear(self) -> None: ...
+    def cache_clear(self) -> None:
+        """Reset the counters, then invalidate every entry of this function."""
+        ...
 
-    def invalidate_cache(self, *args: Any, **kwargs: Any) -> Any: ...
+    def invalidate_cache(self, *args: Any, **kwargs: Any) -> Any:
+        """Drop the entry of these arguments (none, on a function with parameters: every entry)."""
+        ...
 
-    def ainvalidate_cache(self, *args: Any, **kwargs: Any) -> Awaitable[InvalidationOutcome | None]: ...
+    def ainvalidate_cache(self, *args: Any, **kwargs: Any) -> Awaitable[InvalidationOutcome | None]:
+        """invalidate_cache as a coroutine (on sync functions too)."""
+        ...
 
 
 class BoundCachedFunction(_CacheMethods, Protocol[P, R_co]):
@@ -75,6 +83,12 @@ class CachedClassFunction(_CacheMethods, Protocol[S_contra, P, R_co]):
     def __get__(self, instance: Any, owner: type[Any] | None = None) -> BoundCachedFunction[P, R_co]: ...
 
 
+class TenantExtractor(Protocol):
+    """tenant_extractor= as an object: each call's tenant (a UUID) from its arguments."""
+
+    def extract(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object: ...
+
+
 class AnyFirst:
     """Never made: a function whose first parameter takes it (typed Any, object or a
     bare TypeVar, unannotated, or *args) is no classmethod, though it would match the
@@ -97,4 +111,4 @@ class CacheDecorator(Protocol):
     def __call__(self, fn: Callable[P, R], /) -> CachedFunction[P, R]: ...
 
 
-__all__ = ["BoundCachedFunction", "CacheDecorator", "CachedClassFunction", "CachedFunction"]
+__all__ = ["BoundCachedFunction", "CacheDecorator", "CachedClassFunction", "CachedFunction", "TenantExtractor"]
