@@ -9,7 +9,8 @@ Everything under one temp dir, removed at the end:
 3. `auditwheel repair` to the manylinux tag `auditwheel show` names;
 4. a fresh venv installs the repaired wheel (cffi and msgpack from the index), and
    from another directory, with no LD_LIBRARY_PATH and the build tree on no path:
-   `import cachekit`; ldd of the installed cachekit._ffi resolves each bundled
+   `import cachekit`; _ffi exports only PyInit__ffi (the core is linked in,
+   private); ldd of the installed cachekit._ffi resolves each bundled
    library to the wheel's copy (none from /usr/lib or /lib, none missing); a
    decorated function with backend=None gets a miss then a hit; one on a
    redis-server started here on a free loopback port gets a miss, a hit, and a
@@ -226,6 +227,10 @@ def main() -> int:
             soname = next((k for k in libs if k == name), None)
             where = libs.get(soname or "", "")
             checks.append((where.startswith(libs_dir + os.sep), f"{name} resolves to the wheel's copy ({where})"))
+        nm = subprocess.run(["nm", "-D", "--defined-only", first["ffi"]], capture_output=True, text=True).stdout
+        exported = [line.split()[-1] for line in nm.splitlines() if line.strip()]
+        checks.append((exported == ["PyInit__ffi"],
+                       f"_ffi exports only PyInit__ffi, none of the core's symbols (linked in, kept private): {exported}"))
         bases = {b.split("-")[0] for b in bundled}
         system = [f"{k} => {v}" for k, v in libs.items()
                   if v.startswith(("/usr/lib", "/lib")) and re.split(r"[-.]", k)[0] in bases]
