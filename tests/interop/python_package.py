@@ -140,7 +140,7 @@ def main() -> int:
         ext = glob.glob(os.path.join(os.path.dirname(first["file"]), "_ffi*.so"))
         runpath = run(["readelf", "-d", ext[0]]).stdout if ext else ""
         checks.append((libdir and f"[{libdir}]" in runpath, f"_ffi's RUNPATH is the .pc's libdir {libdir}"))
-        version_meta = run([python, "-c", "import importlib.metadata as m; print(m.version('cachekit'))"],
+        version_meta = run([python, "-c", "import importlib.metadata as m; print(m.version('libcachekit'))"],
                            env=user_env, cwd=tmp).stdout.strip()
         checks.append((version_meta == version, f"distribution version {version_meta} == {version}"))
         for ok, what in checks:
@@ -154,9 +154,9 @@ def main() -> int:
         if r.returncode != 0:
             pyvenv.fail(f"python -m build failed:\n{r.stdout}{r.stderr}")
         names = sorted(os.listdir(dist))
-        want = [f"cachekit-{version}.tar.gz", f"cachekit-{version}-"]
+        want = [f"libcachekit-{version}.tar.gz", f"libcachekit-{version}-"]
         if not (any(n == want[0] for n in names) and any(n.startswith(want[1]) and n.endswith(".whl") for n in names)):
-            pyvenv.fail(f"python -m build made {names}, expected {want[0]} and a cachekit-{version}-*.whl")
+            pyvenv.fail(f"python -m build made {names}, expected {want[0]} and a libcachekit-{version}-*.whl")
         print("ok: python -m build ->", ", ".join(names))
     print("python-package: all checks passed")
     return 0

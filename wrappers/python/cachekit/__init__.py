@@ -41,7 +41,8 @@ def library_version() -> str:
 __getattr__ = _module_getattr(__name__, _HEALTH_UNAVAILABLE)
 
 
-# The package is versioned as the libcachekit it was built against (setup.py), so the
+# The package is versioned as the libcachekit it was built against (setup.py) or that
+# it carries (pyproject.toml at the root: meson's project version), so the
 # loaded library's version is the package's.
 __version__ = library_version()
 

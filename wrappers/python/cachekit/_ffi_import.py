@@ -12,7 +12,8 @@ from typing import Any, Tuple
 
 _BUILD_HINT = (
     "build it with `python3 wrappers/python/build_ext.py --build-dir <meson builddir> --out <dir>` and put "
-    "<dir> on PYTHONPATH, or `pip install wrappers/python` with libcachekit visible to pkg-config"
+    "<dir> on PYTHONPATH, or install the package: `pip install .` at the repository root (or the "
+    "libcachekit wheel), or `pip install ./wrappers/python` with libcachekit visible to pkg-config"
 )
 _LIBRARY = re.compile(r"(lib[\w.+-]*\.so(?:\.[\d.]+)?)")
 
