@@ -26,7 +26,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,10 @@ import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "interop"))
+# The python suite's redis-server starter (free loopback port, PING until PONG).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "wrappers", "python", "tests"))
 import pyvenv  # noqa: E402
+from conftest import RedisServer  # noqa: E402
 
 USE = r"""
 import json, sys
@@ -81,37 +83,6 @@ class Steps:
     def report(self) -> str:
         total = time.monotonic() - self.t0
         return ", ".join(f"{n} {s:.1f} s" for n, s in self.times) + f"; total {total:.1f} s"
-
-
-class Redis:
-    def __init__(self, tmp: str) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.proc = subprocess.Popen(
-            [shutil.which("redis-server") or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no", "--dir", tmp],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as c:
-                    c.sendall(b"PING\r\n")
-                    if c.recv(16).startswith(b"+PONG"):
-                        return
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        pyvenv.fail("redis-server did not start")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 def build_env(tools_bin: str) -> dict[str, str]:
@@ -206,8 +177,8 @@ def main() -> int:
                   env=pyvenv.clean_env())
         print(f"ok: pip install {os.path.basename(repaired)} into a fresh venv", flush=True)
 
-        redis = Redis(tmp)
-        url = f"redis://127.0.0.1:{redis.port}/0"
+        redis = RedisServer(tmp)
+        url = redis.url
         here = os.path.join(tmp, "elsewhere")  # not the source tree: nothing imports from it
         os.makedirs(here)
         user_env = pyvenv.clean_env(XDG_CACHE_HOME=os.path.join(tmp, "xdg"))
