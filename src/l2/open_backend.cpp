@@ -45,8 +45,6 @@ std::string resolve_url(const char *url) {
 }
 
 std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOptions &o) {
-    if (has_scheme(url, "rediss://"))
-        fail(CACHEKIT_EINVAL, "rediss:// (Redis over TLS) is not supported: this build's hiredis has no TLS");
     if (has_scheme(url, "redis-cluster://")) {
         ClusterConfig cc = parse_cluster_url(url);
         cc.node.pool_size = o.pool_size;
@@ -61,7 +59,7 @@ std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOption
         fail(CACHEKIT_EINVAL, "this libcachekit was built without hiredis (-Dredis=disabled): no Redis Cluster backend");
 #endif
     }
-    if (has_scheme(url, "redis://") || has_scheme(url, "unix://")) {
+    if (has_scheme(url, "redis://") || has_scheme(url, "rediss://") || has_scheme(url, "unix://")) {
         RedisConfig rc = parse_redis_url(url);
         rc.pool_size = o.pool_size;
         rc.connect_timeout = o.connect_timeout;

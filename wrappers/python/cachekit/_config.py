@@ -73,7 +73,7 @@ def _backend_url(backend: Any) -> Optional[str]:
     raise TypeError(f"backend must be a URL, a directory path, a cachekit.Backend or None, got {type(backend)!r}")
 
 
-# The schemes the core opens (src/l2/open_backend.cpp), and rediss:// it names to refuse.
+# The schemes the core opens (src/l2/open_backend.cpp).
 _SCHEMES = ("redis", "rediss", "redis-cluster", "unix", "file", "memory")
 
 
