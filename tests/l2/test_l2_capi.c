@@ -134,6 +134,8 @@ static void test_url_dispatch(void **state) {
                      CACHEKIT_EINVAL);
     assert_non_null(strstr(cachekit_error_last_message(), "TLS"));
     assert_non_null(strstr(cachekit_error_last_message(), "/nonexistent/ca.pem"));
+    assert_int_equal(cachekit_backend_open(&b, "rediss-cluster://127.0.0.1:7000", NULL), CACHEKIT_EINVAL);
+    assert_non_null(strstr(cachekit_error_last_message(), "not supported yet"));
     assert_int_equal(cachekit_backend_open(&b, "ftp://x", NULL), CACHEKIT_EINVAL);
     assert_non_null(strstr(cachekit_error_last_message(), "memory://"));
     assert_int_equal(cachekit_backend_open(NULL, "memory://", NULL), CACHEKIT_EINVAL);

@@ -86,8 +86,9 @@ def _refuse_url_lookalike(backend: str) -> None:
     first = backend.split("/", 1)[0]
     if ":" in first or (first.lower() in _SCHEMES and backend[len(first):].startswith("//")):
         raise ConfigurationError(lib.CACHEKIT_EINVAL,
-                                 f'unsupported backend URL "{backend[:64]}": use redis://, redis-cluster://, unix://, '
-                                 'file:///absolute/dir or memory:// (a directory: an absolute path or ./name)')
+                                 f'unsupported backend URL "{backend[:64]}": use redis://, rediss://, '
+                                 'redis-cluster://, unix://, file:///absolute/dir or memory:// '
+                                 '(a directory: an absolute path or ./name)')
 
 
 def _check_ttl(ttl: Any) -> Optional[float]:
