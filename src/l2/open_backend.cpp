@@ -15,7 +15,7 @@ namespace cachekit::l2 {
 
 namespace {
 
-constexpr const char *kSchemes = "redis://, redis-cluster://, unix://, file:///absolute/dir or memory://";
+constexpr const char *kSchemes = "redis://, rediss://, redis-cluster://, unix://, file:///absolute/dir or memory://";
 
 bool has_scheme(std::string_view url, std::string_view scheme) { return starts_with_nocase(url, scheme); }
 
@@ -45,8 +45,9 @@ std::string resolve_url(const char *url) {
 }
 
 std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOptions &o) {
-    if (has_scheme(url, "rediss://"))
-        fail(CACHEKIT_EINVAL, "rediss:// (Redis over TLS) is not supported: this build's hiredis has no TLS");
+    // Cluster nodes speak plain TCP only: say so rather than "unsupported URL".
+    if (has_scheme(url, "rediss-cluster://"))
+        fail(CACHEKIT_EINVAL, "rediss-cluster:// (Redis Cluster over TLS) is not supported yet");
     if (has_scheme(url, "redis-cluster://")) {
         ClusterConfig cc = parse_cluster_url(url);
         cc.node.pool_size = o.pool_size;
@@ -61,7 +62,7 @@ std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOption
         fail(CACHEKIT_EINVAL, "this libcachekit was built without hiredis (-Dredis=disabled): no Redis Cluster backend");
 #endif
     }
-    if (has_scheme(url, "redis://") || has_scheme(url, "unix://")) {
+    if (has_scheme(url, "redis://") || has_scheme(url, "rediss://") || has_scheme(url, "unix://")) {
         RedisConfig rc = parse_redis_url(url);
         rc.pool_size = o.pool_size;
         rc.connect_timeout = o.connect_timeout;

@@ -1,11 +1,11 @@
 // Open a backend by URL and wrap it in the resilience layer:
-//   redis://..., unix://...   -> parse_redis_url + open_redis
+//   redis://, rediss://, unix:// -> parse_redis_url + open_redis
 //   redis-cluster://h:p,...   -> parse_cluster_url + open_redis_cluster (breaker and
 //                                backpressure per node; the outer layer gets no
 //                                second concurrency bound)
 //   file:///absolute/dir      -> open_file (a relative path is EINVAL)
 //   memory://                 -> open_memory
-// rediss:// and any other scheme are CACHEKIT_EINVAL.
+// Any other scheme is CACHEKIT_EINVAL.
 #pragma once
 
 #include <chrono>

@@ -121,7 +121,7 @@ static void test_url_dispatch(void **state) {
     assert_int_equal(stat(dir, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0700);
 
-    const char *bad[] = {"rediss://localhost:6379", "file://relative/dir", "file:relative", "file://",
+    const char *bad[] = {"rediss://localhost:6379?ssl_cert_reqs=x", "file://relative/dir", "file:relative", "file://",
                          "http://example.com",      "memcached://127.0.0.1", "",           "memory://x",
                          "mem://",                  "file:///tmp/x?mode=1"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
@@ -130,8 +130,12 @@ static void test_url_dispatch(void **state) {
         if (rc != CACHEKIT_EINVAL) fail_msg("%s: got %d", bad[i], rc);
         assert_null(b);
     }
-    assert_int_equal(cachekit_backend_open(&b, "rediss://localhost", NULL), CACHEKIT_EINVAL);
+    assert_int_equal(cachekit_backend_open(&b, "rediss://localhost?ssl_ca_certs=/nonexistent/ca.pem", NULL),
+                     CACHEKIT_EINVAL);
     assert_non_null(strstr(cachekit_error_last_message(), "TLS"));
+    assert_non_null(strstr(cachekit_error_last_message(), "/nonexistent/ca.pem"));
+    assert_int_equal(cachekit_backend_open(&b, "rediss-cluster://127.0.0.1:7000", NULL), CACHEKIT_EINVAL);
+    assert_non_null(strstr(cachekit_error_last_message(), "not supported yet"));
     assert_int_equal(cachekit_backend_open(&b, "ftp://x", NULL), CACHEKIT_EINVAL);
     assert_non_null(strstr(cachekit_error_last_message(), "memory://"));
     assert_int_equal(cachekit_backend_open(NULL, "memory://", NULL), CACHEKIT_EINVAL);

@@ -44,8 +44,18 @@ struct Bad {
 };
 
 const Bad kBad[] = {
-    {"rediss://localhost:6380", "rediss:// needs TLS, which this build's hiredis 0.14 lacks"},
-    {"REDISS://localhost", "needs TLS"},
+    {"rediss://localhost?ssl_cert_reqs=maybe", "ssl_cert_reqs \"maybe\" is not one of required, optional, none"},
+    {"rediss://localhost?ssl_check_hostname=perhaps", "ssl_check_hostname \"perhaps\" is not true or false"},
+    {"rediss://localhost?ssl_ca_certs=", "ssl_ca_certs is empty"},
+    {"rediss://localhost?ssl_ca_certs=%2", "bad percent-escape"},
+    {"rediss://localhost?ssl_ca_certs=a%00b", "NUL"},
+    {"rediss://localhost?ssl_verify=1", "unknown query parameter \"ssl_verify\" (known: l1_coherence, ssl_cert_reqs"},
+    {"rediss://localhost?ssl_keyfile=/k.pem", "ssl_keyfile needs ssl_certfile"},
+    {"rediss://localhost?ssl_cert_reqs=none&ssl_check_hostname=true", "ssl_check_hostname=true needs"},
+    {"rediss://localhost?l1_coherence=auto", "L1 coherence over TLS is not supported yet"},
+    {"rediss://localhost?l1_coherence=pubsub", "L1 coherence over TLS is not supported yet"},
+    {"rediss://", "empty host"},
+    {"redis://localhost?ssl_ca_certs=/ca.pem", "\"ssl_ca_certs\" needs TLS: use rediss://"},
     {"", "empty URL"},
     {"localhost:6379", "no scheme"},
     {"http://localhost:6379", "unknown scheme \"http://\""},
@@ -127,6 +137,50 @@ void test_coherence_parameter(void **) {
     }
 }
 
+void test_tls_parameters(void **) {
+    using cachekit::l2::RedisTls;
+    RedisConfig plain = parse_redis_url("redis://h");
+    assert_false(plain.tls.enabled);
+
+    RedisConfig c = parse_redis_url("REDISS://u:pw@cache.example:6380/4");
+    assert_true(c.tls.enabled);
+    assert_string_equal(c.host.c_str(), "cache.example");
+    assert_int_equal(c.port, 6380);
+    assert_int_equal(c.db, 4);
+    assert_string_equal(c.username.c_str(), "u");
+    assert_true(c.tls.cert_reqs == RedisTls::CertReqs::Required);
+    assert_true(c.tls.checks_hostname());
+    assert_true(c.tls.ca_certs.empty() && c.tls.ca_path.empty());
+
+    c = parse_redis_url("rediss://h?ssl_cert_reqs=optional&ssl_ca_certs=/etc/ca%20b.pem&ssl_ca_path=/etc/certs"
+                        "&ssl_certfile=/c.pem&ssl_keyfile=/k.pem&l1_coherence=off");
+    assert_true(c.tls.cert_reqs == RedisTls::CertReqs::Optional);
+    assert_false(c.tls.checks_hostname());  // redis-py: only required checks by default
+    assert_string_equal(c.tls.ca_certs.c_str(), "/etc/ca b.pem");
+    assert_string_equal(c.tls.ca_path.c_str(), "/etc/certs");
+    assert_string_equal(c.tls.certfile.c_str(), "/c.pem");
+    assert_string_equal(c.tls.keyfile.c_str(), "/k.pem");
+
+    c = parse_redis_url("rediss://h?ssl_check_hostname=false");
+    assert_true(c.tls.cert_reqs == RedisTls::CertReqs::Required);
+    assert_false(c.tls.checks_hostname());
+    c = parse_redis_url("rediss://h?ssl_cert_reqs=optional&ssl_check_hostname=true");
+    assert_true(c.tls.checks_hostname());
+    c = parse_redis_url("rediss://h?ssl_cert_reqs=none");
+    assert_false(c.tls.checks_hostname());
+    c = parse_redis_url("rediss://[::1]:7000");
+    assert_true(c.tls.enabled);
+    assert_string_equal(c.host.c_str(), "::1");
+
+    // The password never shows up in a TLS parameter's complaint.
+    try {
+        parse_redis_url("rediss://:hunter2@h?ssl_cert_reqs=bogus");
+        fail_msg("no error");
+    } catch (const cachekit::Error &e) {
+        assert_null(std::strstr(e.what(), "hunter2"));
+    }
+}
+
 void test_password_not_in_message(void **) {
     std::string message;
     assert_int_equal(rt::error_of([&] { parse_redis_url("redis://u:topsecret@host:99999"); }, &message),
@@ -160,6 +214,7 @@ int main() {
         cmocka_unit_test(test_good_urls),
         cmocka_unit_test(test_bad_urls),
         cmocka_unit_test(test_coherence_parameter),
+        cmocka_unit_test(test_tls_parameters),
         cmocka_unit_test(test_password_not_in_message),
         cmocka_unit_test(test_config_validation),
     };

@@ -95,8 +95,8 @@ func TestErrorsCarryTheirCallsNameAndMessage(t *testing.T) {
 	ctx := context.Background()
 	_, err := New(ctx, Options{BackendURL: "none", Encryption: true, MasterKeyHex: "zz"})
 	checkErr(t, "New with a short master key", err, "InvalidArgument", "64 hex digits")
-	_, err = New(ctx, Options{BackendURL: "rediss://127.0.0.1:1"})
-	checkErr(t, "New with rediss://", err, "InvalidArgument", "TLS")
+	_, err = New(ctx, Options{BackendURL: "rediss://127.0.0.1:1?ssl_ca_certs=/nonexistent/ca.pem"})
+	checkErr(t, "New with rediss:// and a missing CA file", err, "InvalidArgument", "TLS")
 	_, err = New(ctx, Options{BackendURL: "none\x00x"})
 	checkErr(t, "New with a NUL in the URL", err, "InvalidArgument", "NUL")
 

@@ -40,6 +40,7 @@
 #include "l2/redis/redis_invalidation.hpp"
 #include "l2/redis/redis_replies.hpp"
 #include "l2/redis/resp_guard.hpp"
+#include "l2/redis/transport.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 #include "util/fork_hooks.hpp"
@@ -146,6 +147,51 @@ public:
         return 0;
     }
 
+    // The same over TLS: small pieces are gathered into records of up to
+    // kTlsRecord bytes (one SSL_write each), big values written from the
+    // caller's memory. 0, or a tls:: result (kFailed, kClosed).
+    template <class F>
+    long send_all_tls(SSL *ssl, F &&on_timeout) {
+        close_run();
+        static constexpr size_t kTlsRecord = 16 * 1024;
+        auto write_all = [&](const char *p, size_t n) -> long {
+            while (n > 0) {
+                const long put = tls::write(ssl, p, n);
+                if (put == tls::kWouldBlock) {
+                    on_timeout();  // re-arms, or throws when the trip's time is up
+                    continue;
+                }
+                if (put < 0) return put;
+                p += put;
+                n -= static_cast<size_t>(put);
+            }
+            return 0;
+        };
+        for (const Seg &seg : segs_) {
+            const char *base = seg.ptr ? seg.ptr : head_.data() + seg.off;
+            if (seg.len >= kTlsRecord) {
+                if (!stage_.empty()) {
+                    if (long e = write_all(stage_.data(), stage_.size())) return e;
+                    stage_.clear();
+                }
+                if (long e = write_all(base, seg.len)) return e;
+                continue;
+            }
+            stage_.append(base, seg.len);
+            if (stage_.size() >= kTlsRecord) {
+                if (long e = write_all(stage_.data(), stage_.size())) return e;
+                stage_.clear();
+            }
+        }
+        if (!stage_.empty()) {
+            if (long e = write_all(stage_.data(), stage_.size())) return e;
+            stage_.clear();
+        }
+        clear();
+        return 0;
+    }
+    void drop_stage() { stage_.clear(); }
+
 private:
     struct Seg {
         const char *ptr;  // external bytes, or nullptr: head_[off, off + len)
@@ -169,10 +215,12 @@ private:
     std::string head_;
     std::vector<Seg> segs_;
     size_t run_ = 0;  // head_ bytes before this are already in segs_
+    std::string stage_;  // TLS only: small pieces gathered into one record
 };
 
 struct Conn {
     redisContext *ctx = nullptr;
+    SSL *ssl = nullptr;         // rediss://: the TLS session over ctx->fd
     long long timeout_us = -1;  // the socket timeout last set; -1 unknown
     int pending = 0;            // requests written or queued whose replies are not read yet
     bool broken = false;        // a send failed or timed out, a reply was refused: never reuse
@@ -187,7 +235,9 @@ struct Conn {
     Conn &operator=(const Conn &) = delete;
     // redisFree closes the fd and frees memory; it writes nothing (no QUIT),
     // so dropping a connection inherited over fork() leaves the parent's alone.
+    // The TLS session is freed without close_notify for the same reason.
     ~Conn() {
+        if (ssl) tls::forget(ssl);
         if (ctx) redisFree(ctx);
     }
     bool reusable() const { return !broken && ctx->err == 0 && pending == 0; }
@@ -301,6 +351,10 @@ private:
     }
 
     void send(Conn &conn, const RoundTrip &trip) const {
+        if (conn.ssl) [[unlikely]] {
+            send_tls(conn, trip);
+            return;
+        }
         int err;
         try {
             err = conn.out.send_all(conn.ctx->fd, [&] { arm(conn, trip, SteadyClock::now()); });
@@ -317,28 +371,68 @@ private:
         }
     }
 
-    // One chunk from the socket, checked, then handed to hiredis's reader.
-    void receive(Conn &conn, const RoundTrip &trip, bool armed) const {
-        if (!armed) arm(conn, trip, SteadyClock::now());
-        char *chunk = conn.inbox.get();
-        ssize_t n;
+    void send_tls(Conn &conn, const RoundTrip &trip) const {
+        long err;
+        try {
+            err = conn.out.send_all_tls(conn.ssl, [&] { arm(conn, trip, SteadyClock::now()); });
+        } catch (...) {
+            conn.broken = true;
+            conn.out.clear();
+            conn.out.drop_stage();
+            throw;
+        }
+        if (err != 0) {
+            conn.broken = true;
+            conn.server_gone = true;
+            conn.out.clear();
+            conn.out.drop_stage();
+            fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: " +
+                                        (err == tls::kClosed ? std::string("the server closed the connection") : tls::why()));
+        }
+    }
+
+    // recv's counterpart over TLS: a timeout re-arms like EAGAIN does.
+    ssize_t receive_tls(Conn &conn, const RoundTrip &trip, char *chunk) const {
         for (;;) {
-            n = recv(conn.ctx->fd, chunk, kReadChunk, 0);
-            if (n > 0) break;
-            if (n == 0) {
-                conn.broken = true;
-                conn.server_gone = true;
-                fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: the server closed the connection");
-            }
-            const int err = errno;
-            if (err == EINTR) continue;
-            if (is_timeout_errno(err)) {
+            const long n = tls::read(conn.ssl, chunk, kReadChunk);
+            if (n > 0) return n;
+            if (n == tls::kWouldBlock) {
                 arm(conn, trip, SteadyClock::now());  // throws once the trip's time is up
                 continue;
             }
             conn.broken = true;
             conn.server_gone = true;
-            fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: " + std::strerror(err));
+            fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: " +
+                                        (n == tls::kClosed ? std::string("the server closed the connection") : tls::why()));
+        }
+    }
+
+    // One chunk from the socket, checked, then handed to hiredis's reader.
+    void receive(Conn &conn, const RoundTrip &trip, bool armed) const {
+        if (!armed) arm(conn, trip, SteadyClock::now());
+        char *chunk = conn.inbox.get();
+        ssize_t n;
+        if (conn.ssl) [[unlikely]] {
+            n = receive_tls(conn, trip, chunk);
+        } else {
+            for (;;) {
+                n = recv(conn.ctx->fd, chunk, kReadChunk, 0);
+                if (n > 0) break;
+                if (n == 0) {
+                    conn.broken = true;
+                    conn.server_gone = true;
+                    fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: the server closed the connection");
+                }
+                const int err = errno;
+                if (err == EINTR) continue;
+                if (is_timeout_errno(err)) {
+                    arm(conn, trip, SteadyClock::now());  // throws once the trip's time is up
+                    continue;
+                }
+                conn.broken = true;
+                conn.server_gone = true;
+                fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: " + std::strerror(err));
+            }
         }
         if (!conn.guard.feed(chunk, static_cast<size_t>(n))) {
             conn.broken = true;
@@ -367,6 +461,7 @@ public:
           where_(where),
           wire_(std::move(where), duration_cast<microseconds>(config.command_timeout).count()),
           max_reply_bytes_(config.max_reply_bytes ? config.max_reply_bytes : kDefaultMaxReplyBytes),
+          tls_(config.tls.enabled ? std::make_unique<tls::Context>(config.tls, config.host) : nullptr),
           pid_(fork_hooks::pid()) {
         idle_.reserve(config_.pool_size);
         all_.reserve(config_.pool_size);
@@ -519,6 +614,13 @@ private:
         char byte;
         ssize_t n = recv(conn->ctx->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+        if (n > 0 && conn->ssl) {
+            // TLS 1.3 session tickets arrive after the handshake: not stray data.
+            bool gone = false;
+            if (tls::idle_ok(conn->ssl, conn->ctx->fd, &gone)) return true;
+            conn->server_gone = gone;
+            return false;
+        }
         conn->server_gone = n <= 0;  // EOF or reset; n > 0 is stray data: drop just this one
         return false;
     }
@@ -549,6 +651,7 @@ private:
 
     void connect(Conn &conn, Deadline deadline) {
         auto now = SteadyClock::now();
+        const auto started = now;
         if (now >= deadline.at) fail(CACHEKIT_ETIMEOUT, where_ + ": deadline passed before connecting");
         long long left_us = duration_cast<microseconds>(deadline.at - now).count();
         long long connect_us = std::min<long long>(duration_cast<microseconds>(config_.connect_timeout).count(), left_us);
@@ -568,6 +671,14 @@ private:
         conn.ctx->reader->maxbuf = kReaderKeepBytes;
         if (config_.unix_path.empty() && redisEnableKeepAlive(conn.ctx) != REDIS_OK)
             connect_error(std::string("cannot enable TCP keepalive: ") + conn.ctx->errstr, false);
+        if (tls_) {
+            try {
+                conn.ssl = tls_->connect(conn.ctx->fd, started + microseconds(connect_us), where_);
+            } catch (const Error &e) {
+                if (e.code() != CACHEKIT_ETIMEOUT) connect_failed(e.what());  // no backoff for a timeout
+                throw;
+            }
+        }
 
         now = SteadyClock::now();
         left_us = duration_cast<microseconds>(deadline.at - now).count();
@@ -620,6 +731,7 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     uint64_t max_reply_bytes_;
+    std::unique_ptr<tls::Context> tls_;  // rediss://: one context for all connections
     std::atomic<pid_t> pid_;  // the process these connections belong to
     std::vector<Conn *> idle_;
     std::vector<Conn *> all_;  // every live connection, idle or checked out
@@ -950,6 +1062,7 @@ public:
 
     // L1 coherence: a feed with its own connection (redis_invalidation.cpp).
     std::unique_ptr<InvalidationFeed> watch(const WatchRequest &request) override {
+        if (config_.tls.enabled) return nullptr;  // refused at open (open_redis); never in clear
         return start_redis_feed(config_, request);
     }
 
@@ -957,7 +1070,7 @@ private:
     static std::string describe(const RedisConfig &config) {
         if (!config.unix_path.empty()) return "redis unix:" + config.unix_path + " db " + std::to_string(config.db);
         std::string host = config.host.find(':') != std::string::npos ? "[" + config.host + "]" : config.host;
-        return "redis " + host + ":" + std::to_string(config.port) + " db " + std::to_string(config.db);
+        return (config.tls.enabled ? "redis (TLS) " : "redis ") + host + ":" + std::to_string(config.port) + " db " + std::to_string(config.db);
     }
 
     // One command on one key (its reply is mapped after the connection is back in the pool).
@@ -985,7 +1098,7 @@ struct RedisNode::Impl {
     explicit Impl(const RedisConfig &config) : pool(config, describe_node(config)) {}
     static std::string describe_node(const RedisConfig &config) {
         std::string host = config.host.find(':') != std::string::npos ? "[" + config.host + "]" : config.host;
-        return "redis " + host + ":" + std::to_string(config.port);
+        return (config.tls.enabled ? "redis (TLS) " : "redis ") + host + ":" + std::to_string(config.port);
     }
     Pool pool;
 };
@@ -1015,6 +1128,11 @@ std::unique_ptr<Backend> open_redis(const RedisConfig &config) {
             fail(CACHEKIT_EINVAL, "Redis config: port " + std::to_string(config.port) + " is not in 1..65535");
     }
     if (config.db < 0) fail(CACHEKIT_EINVAL, "Redis config: the database must be a non-negative integer");
+    if (config.tls.enabled && !config.unix_path.empty())
+        fail(CACHEKIT_EINVAL, "Redis config: TLS needs a TCP host, not a unix socket");
+    // The feed's own connections are plain TCP: never let them go out in clear.
+    if (config.tls.enabled && config.l1_coherence != CoherenceMode::Off)
+        fail(CACHEKIT_EINVAL, "Redis config: L1 coherence over TLS is not supported yet (l1_coherence=off)");
     if (config.pool_size == 0) fail(CACHEKIT_EINVAL, "Redis config: the pool size must be at least 1");
     if (config.connect_timeout.count() <= 0 || config.command_timeout.count() <= 0)
         fail(CACHEKIT_EINVAL, "Redis config: the connect and command timeouts must be positive");

@@ -14,6 +14,21 @@ namespace cachekit::l2 {
 // Redis's largest string (512 MiB) plus room for the framing of a reply.
 constexpr uint64_t kRedisDefaultMaxReplyBytes = (512ULL << 20) + (1ULL << 20);
 
+// rediss:// (redis-py's parameter names). Off unless enabled.
+struct RedisTls {
+    enum class CertReqs { Required, Optional, None };
+    bool enabled = false;
+    CertReqs cert_reqs = CertReqs::Required;
+    std::string ca_certs;  // PEM bundle; with ca_path empty too: the system's default paths
+    std::string ca_path;   // c_rehash'ed directory
+    std::string certfile;  // client certificate chain (mutual TLS)
+    std::string keyfile;   // its key; empty: in certfile
+    int check_hostname = -1;  // -1: true when cert_reqs is Required
+    bool checks_hostname() const {
+        return check_hostname < 0 ? cert_reqs == CertReqs::Required : check_hostname != 0;
+    }
+};
+
 struct RedisConfig {
     // Where: a TCP host/port or a unix socket path.
     std::string host = "127.0.0.1";
@@ -40,12 +55,13 @@ struct RedisConfig {
     // tracking on Redis >= 6, else the reference SDK's channel alone. Off by
     // default (docs/redis.md says why).
     CoherenceMode l1_coherence = CoherenceMode::Off;
+    RedisTls tls;
 };
 
-// Parse redis://[user:password@]host[:port][/db][?l1_coherence=M] or
+// Parse redis[s]://[user:password@]host[:port][/db][?l1_coherence=M&ssl_*=] or
 // unix:///path[?db=N&l1_coherence=M]
-// (percent-decoding user and password). rediss:// and anything malformed
-// throw CACHEKIT_EINVAL with a clear message.
+// (percent-decoding user and password). Anything malformed throws
+// CACHEKIT_EINVAL with a clear message.
 RedisConfig parse_redis_url(std::string_view url);
 
 std::unique_ptr<Backend> open_redis(const RedisConfig &config);

@@ -1,4 +1,4 @@
-// parse_redis_url: redis://[user:password@]host[:port][/db] and
+// parse_redis_url: redis[s]://[user:password@]host[:port][/db][?params] and
 // unix:///path/to.sock[?db=N&username=U&password=P]. Everything malformed is
 // CACHEKIT_EINVAL with a message naming the problem (never the password).
 #include <cctype>
@@ -78,8 +78,30 @@ CoherenceMode parse_coherence(std::string_view value) {
     bad_url("l1_coherence \"" + std::string(value) + "\" is not one of auto, tracking, pubsub, off");
 }
 
+bool parse_bool(std::string_view name, std::string_view value) {
+    if (value == "true" || value == "1" || value == "yes") return true;
+    if (value == "false" || value == "0" || value == "no") return false;
+    bad_url(std::string(name) + " \"" + std::string(value) + "\" is not true or false");
+}
+
+// A file or directory parameter: non-empty, percent-decoded, no NUL.
+std::string parse_path(std::string_view name, std::string_view value) {
+    std::string path = percent_decode(value, std::string(name).c_str());
+    if (path.empty()) bad_url(std::string(name) + " is empty");
+    if (path.find('\0') != std::string::npos) bad_url(std::string(name) + " contains a NUL byte");
+    return path;
+}
+
+RedisTls::CertReqs parse_cert_reqs(std::string_view value) {
+    if (value == "required") return RedisTls::CertReqs::Required;
+    if (value == "optional") return RedisTls::CertReqs::Optional;
+    if (value == "none") return RedisTls::CertReqs::None;
+    bad_url("ssl_cert_reqs \"" + std::string(value) + "\" is not one of required, optional, none");
+}
+
 // name=value&... ; `unix` also takes db, username and password.
 void parse_query(std::string_view query, RedisConfig &config, bool unix) {
+    const bool tls = config.tls.enabled;
     while (!query.empty()) {
         size_t amp = query.find('&');
         std::string_view param = query.substr(0, amp);
@@ -90,18 +112,32 @@ void parse_query(std::string_view query, RedisConfig &config, bool unix) {
         std::string_view name = param.substr(0, eq);
         std::string_view value = param.substr(eq + 1);
         if (name == "l1_coherence") config.l1_coherence = parse_coherence(value);
+        // rediss:// only: redis-py's names.
+        else if (tls && name == "ssl_cert_reqs") config.tls.cert_reqs = parse_cert_reqs(value);
+        else if (tls && name == "ssl_ca_certs") config.tls.ca_certs = parse_path(name, value);
+        else if (tls && name == "ssl_ca_path") config.tls.ca_path = parse_path(name, value);
+        else if (tls && name == "ssl_certfile") config.tls.certfile = parse_path(name, value);
+        else if (tls && name == "ssl_keyfile") config.tls.keyfile = parse_path(name, value);
+        else if (tls && name == "ssl_check_hostname") config.tls.check_hostname = parse_bool(name, value) ? 1 : 0;
         else if (unix && name == "db") config.db = parse_db(value);
         else if (unix && name == "password") config.password = percent_decode(value, "password");
         else if (unix && name == "username") config.username = percent_decode(value, "username");
         else if (unix)
             bad_url("unknown query parameter \"" + std::string(name) + "\" (known: db, username, password, l1_coherence)");
+        else if (tls)
+            bad_url("unknown query parameter \"" + std::string(name) +
+                    "\" (known: l1_coherence, ssl_cert_reqs, ssl_ca_certs, ssl_ca_path, ssl_certfile, ssl_keyfile, "
+                    "ssl_check_hostname; put the database in the path: /N)");
+        else if (name.substr(0, 4) == "ssl_")
+            bad_url("\"" + std::string(name) + "\" needs TLS: use rediss://");
         else
             bad_url("unknown query parameter \"" + std::string(name) + "\" (known: l1_coherence; put the database in the path: /N)");
     }
 }
 
-RedisConfig parse_tcp(std::string_view rest) {
+RedisConfig parse_tcp(std::string_view rest, bool tls) {
     RedisConfig config;
+    config.tls.enabled = tls;
     // authority = everything up to the path, query or fragment.
     size_t end = rest.find_first_of("/?#");
     std::string_view authority = rest.substr(0, end);
@@ -199,15 +235,22 @@ RedisConfig parse_unix(std::string_view rest) {
 RedisConfig parse_redis_url(std::string_view url) {
     if (url.empty()) bad_url("empty URL");
     check_chars(url);
-    if (starts_with_nocase(url, "rediss://"))
-        fail(CACHEKIT_EINVAL, "rediss:// needs TLS, which this build's hiredis 0.14 lacks");
-    if (starts_with_nocase(url, "redis://")) return parse_tcp(url.substr(8));
+    if (starts_with_nocase(url, "rediss://")) {
+        RedisConfig config = parse_tcp(url.substr(9), true);
+        if (config.l1_coherence != CoherenceMode::Off)
+            bad_url("L1 coherence over TLS is not supported yet (drop l1_coherence or set it to off)");
+        if (config.tls.cert_reqs == RedisTls::CertReqs::None && config.tls.check_hostname > 0)
+            bad_url("ssl_check_hostname=true needs ssl_cert_reqs=required or optional");
+        if (!config.tls.keyfile.empty() && config.tls.certfile.empty()) bad_url("ssl_keyfile needs ssl_certfile");
+        return config;
+    }
+    if (starts_with_nocase(url, "redis://")) return parse_tcp(url.substr(8), false);
     if (starts_with_nocase(url, "unix://")) return parse_unix(url.substr(7));
     size_t colon = url.find("://");
     if (colon == std::string_view::npos)
-        bad_url("no scheme (want redis://host[:port][/db] or unix:///path/to.sock)");
+        bad_url("no scheme (want redis://host[:port][/db], rediss://... or unix:///path/to.sock)");
     std::string scheme(url.substr(0, colon));
-    bad_url("unknown scheme \"" + scheme + "://\" (want redis:// or unix://)");
+    bad_url("unknown scheme \"" + scheme + "://\" (want redis://, rediss:// or unix://)");
 }
 
 }  // namespace cachekit::l2

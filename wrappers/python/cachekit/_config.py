@@ -73,7 +73,7 @@ def _backend_url(backend: Any) -> Optional[str]:
     raise TypeError(f"backend must be a URL, a directory path, a cachekit.Backend or None, got {type(backend)!r}")
 
 
-# The schemes the core opens (src/l2/open_backend.cpp), and rediss:// it names to refuse.
+# The schemes the core opens (src/l2/open_backend.cpp).
 _SCHEMES = ("redis", "rediss", "redis-cluster", "unix", "file", "memory")
 
 
@@ -86,8 +86,9 @@ def _refuse_url_lookalike(backend: str) -> None:
     first = backend.split("/", 1)[0]
     if ":" in first or (first.lower() in _SCHEMES and backend[len(first):].startswith("//")):
         raise ConfigurationError(lib.CACHEKIT_EINVAL,
-                                 f'unsupported backend URL "{backend[:64]}": use redis://, redis-cluster://, unix://, '
-                                 'file:///absolute/dir or memory:// (a directory: an absolute path or ./name)')
+                                 f'unsupported backend URL "{backend[:64]}": use redis://, rediss://, '
+                                 'redis-cluster://, unix://, file:///absolute/dir or memory:// '
+                                 '(a directory: an absolute path or ./name)')
 
 
 def _check_ttl(ttl: Any) -> Optional[float]:

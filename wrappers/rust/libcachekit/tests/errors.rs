@@ -26,7 +26,7 @@ fn names_codes_and_messages() {
     assert_eq!(e.name(), "DeserializationFailed");
 
     let e = Cache::builder()
-        .backend_url("rediss://127.0.0.1:1")
+        .backend_url("rediss://127.0.0.1:1?ssl_ca_certs=/nonexistent/ca.pem")
         .build()
         .unwrap_err();
     assert_eq!(e.name(), "InvalidArgument");

@@ -1,0 +1,60 @@
+// The TLS seam under the Redis wire: a client SSL_CTX built once per pool
+// from RedisTls, and one TLS stream per connected socket. hiredis stays the
+// reply parser only; the plain TCP path does not go through here.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "l2/redis/redis_backend.hpp"
+
+typedef struct ssl_st SSL;
+typedef struct ssl_ctx_st SSL_CTX;
+
+namespace cachekit::l2::tls {
+
+// The shared client context. Bad files (CA, certificate, key) throw
+// CACHEKIT_EINVAL naming the path.
+class Context {
+public:
+    Context(const RedisTls &settings, std::string host);
+    ~Context();
+    Context(const Context &) = delete;
+    Context &operator=(const Context &) = delete;
+
+    // A TLS session over the connected fd, handshaken by `until`. A stall
+    // throws CACHEKIT_ETIMEOUT, a failure CACHEKIT_EBACKEND with OpenSSL's
+    // reason; `where` names the server in both.
+    SSL *connect(int fd, std::chrono::steady_clock::time_point until, const std::string &where) const;
+
+private:
+    SSL_CTX *ctx_ = nullptr;
+    std::string host_;
+    bool check_host_;
+    bool ip_host_;
+};
+
+// Frees the session without writing (no close_notify): safe for a copy
+// inherited over fork().
+void forget(SSL *ssl) noexcept;
+
+// Results of read/write: >0 bytes, or one of these.
+constexpr long kWouldBlock = -1;  // the socket timeout passed (or EINTR): retry or time out
+constexpr long kClosed = -2;      // the peer closed the connection (EOF, close_notify)
+constexpr long kFailed = -3;      // an I/O or protocol error; why() says which
+
+long read(SSL *ssl, char *buf, size_t len);
+// Writes all of buf or nothing (retry with the same arguments on kWouldBlock).
+long write(SSL *ssl, const char *buf, size_t len);
+// The reason of the last kFailed on this thread.
+std::string why();
+
+// For an idle pooled connection whose socket has raw bytes pending: read
+// them without blocking. True when they were only TLS housekeeping (TLS 1.3
+// session tickets); false on application data, EOF, alert or error, with
+// *gone set when the server closed or failed.
+bool idle_ok(SSL *ssl, int fd, bool *gone);
+
+}  // namespace cachekit::l2::tls

@@ -1,0 +1,303 @@
+// rediss:// against private TLS redis-servers: round trips, batches, a big
+// value, AUTH+SELECT, certificate and host name checks, mutual TLS, a
+// handshake that never answers, a server killed mid-use, fork(), the idle
+// probe. The CAs and certificates are made per run (tls_certs.hpp).
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tls_certs.hpp"
+// Last: they need cmocka.h.
+#include "redis_test_support.hpp"
+#include "raw_redis.hpp"
+
+namespace {
+
+using cachekit::Buffer;
+using cachekit::l2::Backend;
+using cachekit::l2::KeyValue;
+using namespace std::chrono_literals;
+
+using cachekit::testing::TlsServer;
+
+std::string dir;  // certificates
+TlsServer main_server;    // password, auth-clients no, cert for 127.0.0.1 and localhost
+TlsServer mutual_server;  // auth-clients yes
+TlsServer wrong_name;     // cert for other.example only
+
+TlsServer start_tls(const std::string &cert, bool auth_clients, const std::string &password = "") {
+    return cachekit::testing::start_tls_server(dir, cert, auth_clients, password);
+}
+
+std::string url(const TlsServer &s, const std::string &params, const std::string &host = "127.0.0.1",
+                const std::string &userinfo = "", int db = 0) {
+    return "rediss://" + userinfo + host + ":" + std::to_string(s.tls_port) + "/" + std::to_string(db) +
+           (params.empty() ? "" : "?" + params);
+}
+std::string ca_param() { return "ssl_ca_certs=" + dir + "/ca.crt"; }
+std::string main_url(const std::string &extra = "", int db = 0) {
+    return url(main_server, ca_param() + extra, "127.0.0.1", ":s3cret@", db);
+}
+
+int setup(void **) {
+    dir = cachekit::testing::make_tls_certs();
+    if (dir.empty()) {
+        std::fprintf(stderr, "cannot make test certificates with the openssl CLI\n");
+        return -1;
+    }
+    main_server = start_tls("server", false, "s3cret");
+    mutual_server = start_tls("server", true);
+    wrong_name = start_tls("wrong", false);
+    return 0;
+}
+
+int teardown(void **) {
+    main_server.server.reset();
+    mutual_server.server.reset();
+    wrong_name.server.reset();
+    cachekit::testing::run_shell("rm -rf " + dir);
+    return 0;
+}
+
+std::unique_ptr<Backend> open(const std::string &u, std::chrono::milliseconds connect = 2000ms) {
+    cachekit::l2::RedisConfig config = cachekit::l2::parse_redis_url(u);
+    config.command_timeout = 5000ms;
+    config.connect_timeout = connect;
+    config.reconnect_backoff_min = 0ms;
+    config.reconnect_backoff_max = 0ms;
+    config.pool_size = 4;
+    return cachekit::l2::open_redis(config);
+}
+
+// The code of one get, with its message.
+int get_error(Backend &b, std::string *message) {
+    return rt::error_of([&] {
+        Buffer out;
+        b.get("probe", out.get(), rt::soon());
+    }, message);
+}
+
+bool contains(const std::string &text, const char *part) { return text.find(part) != std::string::npos; }
+
+void test_round_trip_and_batch(void **) {
+    auto b = open(main_url());
+    b->set("k", "v", std::nullopt, rt::soon());
+    Buffer out;
+    assert_true(b->get("k", out.get(), rt::soon()));
+    assert_int_equal(out.size(), 1);
+    assert_memory_equal(out.data(), "v", 1);
+    assert_true(b->del("k", rt::soon()));
+    assert_false(b->get("k", out.get(), rt::soon()));
+
+    std::vector<KeyValue> entries;
+    std::vector<std::string> keys, values;
+    for (int i = 0; i < 2500; ++i) {
+        keys.push_back("batch:" + std::to_string(i));
+        values.push_back(std::string(static_cast<size_t>(i % 300), static_cast<char>('a' + i % 26)));
+    }
+    for (int i = 0; i < 2500; ++i) entries.push_back({keys[static_cast<size_t>(i)], values[static_cast<size_t>(i)]});
+    b->set_many(entries, std::nullopt, rt::soon());
+    for (int i = 0; i < 2500; i += 97) {
+        assert_true(b->get(keys[static_cast<size_t>(i)], out.get(), rt::soon()));
+        assert_int_equal(out.size(), values[static_cast<size_t>(i)].size());
+    }
+    auto health = b->health(rt::soon());
+    assert_true(health.ok);
+    assert_true(contains(health.detail, "TLS"));
+}
+
+void test_big_value(void **) {
+    auto b = open(main_url());
+    std::string value(4 << 20, '\0');
+    for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>((i * 131) ^ (i >> 9));
+    b->set("big", value, std::nullopt, rt::soon());
+    Buffer out;
+    assert_true(b->get("big", out.get(), rt::soon()));
+    assert_int_equal(out.size(), value.size());
+    assert_memory_equal(out.data(), value.data(), value.size());
+}
+
+void test_auth_and_select(void **) {
+    auto in3 = open(main_url("", 3));
+    auto in0 = open(main_url());
+    in3->set("only-in-3", "x", std::nullopt, rt::soon());
+    Buffer out;
+    assert_true(in3->get("only-in-3", out.get(), rt::soon()));
+    assert_false(in0->get("only-in-3", out.get(), rt::soon()));
+
+    auto wrong = open(url(main_server, ca_param(), "127.0.0.1", ":nope@"));
+    std::string message;
+    assert_int_equal(get_error(*wrong, &message), CACHEKIT_EBACKEND);
+    assert_true(contains(message, "AUTH"));
+    assert_false(contains(message, "nope"));
+}
+
+void test_wrong_ca(void **) {
+    auto b = open(url(main_server, "ssl_ca_certs=" + dir + "/other-ca.crt", "127.0.0.1", ":s3cret@"));
+    std::string message;
+    assert_int_equal(get_error(*b, &message), CACHEKIT_EBACKEND);
+    assert_true(contains(message, "certificate verify failed"));
+    const std::string where = "127.0.0.1:" + std::to_string(main_server.tls_port);
+    assert_true(contains(message, where.c_str()));
+    assert_false(contains(message, "s3cret"));
+}
+
+void test_host_name(void **) {
+    auto strict = open(url(wrong_name, ca_param()));
+    std::string message;
+    assert_int_equal(get_error(*strict, &message), CACHEKIT_EBACKEND);
+    assert_true(contains(message, "certificate verify failed"));
+    assert_true(contains(message, "mismatch"));
+
+    auto loose = open(url(wrong_name, ca_param() + "&ssl_check_hostname=false"));
+    assert_int_equal(get_error(*loose, nullptr), 0);
+    // The good certificate names localhost too.
+    auto by_name = open(url(main_server, ca_param(), "localhost", ":s3cret@"));
+    assert_int_equal(get_error(*by_name, nullptr), 0);
+}
+
+void test_cert_reqs_none(void **) {
+    auto b = open(url(main_server, "ssl_cert_reqs=none", "127.0.0.1", ":s3cret@"));
+    assert_int_equal(get_error(*b, nullptr), 0);
+    // Without our CA the system's roots do not know it.
+    auto system = open(url(main_server, "", "127.0.0.1", ":s3cret@"));
+    std::string message;
+    assert_int_equal(get_error(*system, &message), CACHEKIT_EBACKEND);
+    assert_true(contains(message, "certificate verify failed"));
+}
+
+void test_mutual_tls(void **) {
+    auto anonymous = open(url(mutual_server, ca_param()));
+    assert_int_equal(get_error(*anonymous, nullptr), CACHEKIT_EBACKEND);
+    auto stranger = open(url(mutual_server, ca_param() + "&ssl_certfile=" + dir + "/stranger.crt&ssl_keyfile=" + dir +
+                                                "/stranger.key"));
+    assert_int_equal(get_error(*stranger, nullptr), CACHEKIT_EBACKEND);
+    auto client = open(url(mutual_server, ca_param() + "&ssl_certfile=" + dir + "/client.crt&ssl_keyfile=" + dir +
+                                              "/client.key"));
+    assert_int_equal(get_error(*client, nullptr), 0);
+}
+
+void test_bad_files(void **) {
+    std::string message;
+    const std::string missing = dir + "/no-such-ca.pem";
+    assert_int_equal(rt::error_of([&] { open(url(main_server, "ssl_ca_certs=" + missing)); }, &message),
+                     CACHEKIT_EINVAL);
+    assert_true(contains(message, missing.c_str()));
+    assert_int_equal(rt::error_of([&] { open(url(main_server, "ssl_ca_path=" + dir + "/no-such-dir")); }, &message),
+                     CACHEKIT_EINVAL);
+    assert_true(contains(message, "no-such-dir"));
+    assert_int_equal(rt::error_of([&] {
+                         open(url(main_server, ca_param() + "&ssl_certfile=" + dir + "/client.crt&ssl_keyfile=" + dir +
+                                                   "/server.key"));
+                     }, &message),
+                     CACHEKIT_EINVAL);
+    assert_true(contains(message, "server.key"));
+}
+
+// A listener that accepts (in the kernel's backlog) and never speaks TLS.
+void test_silent_handshake(void **) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+    socklen_t len = sizeof addr;
+    assert_int_equal(getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len), 0);
+    assert_int_equal(listen(fd, 8), 0);
+    const std::string u = "rediss://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "?" + ca_param();
+    auto b = open(u, 300ms);
+    std::string message;
+    assert_int_equal(get_error(*b, &message), CACHEKIT_ETIMEOUT);
+    assert_true(contains(message, "TLS handshake timed out"));
+    close(fd);
+}
+
+void test_server_killed(void **) {
+    auto b = open(main_url());
+    b->set("survivor", "1", std::nullopt, rt::soon());
+    main_server.server->kill();
+    assert_int_not_equal(get_error(*b, nullptr), 0);
+    main_server.server->restart();
+    assert_true(rt::eventually([&] { return get_error(*b, nullptr) == 0; }));
+    b->set("after", "2", std::nullopt, rt::soon());
+    Buffer out;
+    assert_true(b->get("after", out.get(), rt::soon()));
+}
+
+void test_fork(void **) {
+    auto b = open(main_url());
+    b->set("parent", "p", std::nullopt, rt::soon());
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        int rc = 0;
+        try {
+            Buffer out;
+            b->set("child", "c", std::nullopt, rt::soon());
+            if (!b->get("parent", out.get(), rt::soon())) rc = 2;
+        } catch (...) {
+            rc = 1;
+        }
+        _exit(rc);
+    }
+    // The parent keeps using its own (inherited-by-the-child) connection meanwhile.
+    Buffer out;
+    for (int i = 0; i < 50; ++i) assert_true(b->get("parent", out.get(), rt::soon()));
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_true(b->get("child", out.get(), rt::soon()));
+    assert_true(b->get("parent", out.get(), rt::soon()));
+}
+
+long long connections_received(cachekit::testing::RawRedis &raw) {
+    const std::string info = raw.text({"INFO", "stats"});
+    const std::string field = "total_connections_received:";
+    const size_t at = info.find(field);
+    assert_true(at != std::string::npos);
+    return std::atoll(info.c_str() + at + field.size());
+}
+
+// An idle TLS connection past the probe age is probed and kept: the server
+// sees no new connection. (Session tickets are usually consumed by the
+// first reply's read already; tls::idle_ok covers the case they are not.)
+void test_idle_probe(void **) {
+    auto b = open(url(wrong_name, ca_param() + "&ssl_check_hostname=false"));
+    Buffer out;
+    b->set("idle", "1", std::nullopt, rt::soon());
+    cachekit::testing::RawRedis raw(wrong_name.server->port());
+    const long long before = connections_received(raw);
+    std::this_thread::sleep_for(1200ms);  // past kProbeAfterIdleMs
+    assert_true(b->get("idle", out.get(), rt::soon()));
+    assert_true(b->get("idle", out.get(), rt::soon()));
+    assert_int_equal(connections_received(raw), before);
+}
+
+}  // namespace
+
+int main() {
+    cachekit::testing::RedisServer::require_or_skip("test_redis_tls");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip_and_batch),
+        cmocka_unit_test(test_big_value),
+        cmocka_unit_test(test_auth_and_select),
+        cmocka_unit_test(test_wrong_ca),
+        cmocka_unit_test(test_host_name),
+        cmocka_unit_test(test_cert_reqs_none),
+        cmocka_unit_test(test_mutual_tls),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_silent_handshake),
+        cmocka_unit_test(test_idle_probe),
+        cmocka_unit_test(test_fork),
+        cmocka_unit_test(test_server_killed),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
