@@ -62,8 +62,10 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run("del", "users:1", "--backend", url)
     check("del of a missing key exits 1", rc == 1, err)
 
-    rc, out, err = run("get", "k", "--backend", "rediss://127.0.0.1:6380")
-    check("rediss:// is a clear error", rc == 1 and "TLS" in err, err)
+    # Refused at open (the CA file is read first): no connection is tried.
+    rc, out, err = run("get", "k", "--backend", "rediss://127.0.0.1:1?ssl_ca_certs=/nonexistent/ca.pem")
+    check("rediss:// with a missing CA file is a clear error",
+          rc == 1 and "InvalidArgument" in err and "/nonexistent/ca.pem" in err, err)
     rc, out, err = run("get", "k", "--backend", "ftp://x")
     check("an unknown scheme is a clear error", rc == 1 and "InvalidArgument" in err, err)
     rc, out, err = run("set", "k", "--backend", url)
