@@ -1,10 +1,22 @@
-// B8-TLS: Backend::get over rediss:// vs over redis:// on the same
-// redis-server (one process with both ports), for 100 B and 14 KiB values:
-// the price of TLS on a hit, read as the ratio of the two. Makes throwaway
-// certificates (tests/redis/tls_certs.hpp) and its own server.
+// B8-TLS: Backend::get over rediss:// vs a raw client on the same TLS link
+// (OpenSSL's SSL_write of the RESP GET, SSL_read into hiredis's reader, the
+// reply copied out), for 100 B and 14 KiB values: the library's overhead
+// over TLS. Beside them the same get over redis:// on the same server (one
+// process, both ports), whose ratio to the TLS get is the price of TLS.
+// Makes throwaway certificates (tests/redis/tls_certs.hpp) and its server.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "l2/redis/redis_backend.hpp"
 #include "redis_bench_main.hpp"
@@ -20,12 +32,86 @@ constexpr int kWarmup = 200;
 
 std::unique_ptr<cachekit::l2::Backend> plain, secure;
 
+// The anchor: what a minimal client does over TLS, with nothing of ours.
+class RawTls {
+public:
+    RawTls(int port, const std::string &ca_file) {
+        ctx_ = SSL_CTX_new(TLS_client_method());
+        if (ctx_ == nullptr || SSL_CTX_load_verify_locations(ctx_, ca_file.c_str(), nullptr) != 1)
+            throw std::runtime_error("anchor: cannot load the CA");
+        SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<uint16_t>(port));
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
+            throw std::runtime_error("anchor: cannot connect");
+        int one = 1;
+        setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // as hiredis does
+        ssl_ = SSL_new(ctx_);
+        SSL_set_fd(ssl_, fd_);
+        if (SSL_connect(ssl_) != 1) throw std::runtime_error("anchor: TLS handshake failed");
+        reader_ = redisReaderCreate();
+    }
+    ~RawTls() {
+        redisReaderFree(reader_);
+        SSL_free(ssl_);
+        ::close(fd_);
+        SSL_CTX_free(ctx_);
+    }
+    RawTls(const RawTls &) = delete;
+    RawTls &operator=(const RawTls &) = delete;
+
+    void get(std::string_view key, Buffer &out) {
+        cmd_ = "*2\r\n$3\r\nGET\r\n$" + std::to_string(key.size()) + "\r\n";
+        cmd_.append(key).append("\r\n");
+        if (SSL_write(ssl_, cmd_.data(), static_cast<int>(cmd_.size())) <= 0) die("write");
+        void *reply = nullptr;
+        while (reply == nullptr) {
+            const int n = SSL_read(ssl_, chunk_, sizeof chunk_);
+            if (n <= 0) die("read");
+            redisReaderFeed(reader_, chunk_, static_cast<size_t>(n));
+            if (redisReaderGetReply(reader_, &reply) != REDIS_OK) die("parse");
+        }
+        auto *r = static_cast<redisReply *>(reply);
+        if (r->type != REDIS_REPLY_STRING) die("reply");
+        cachekit::buf_assign(out.get(), r->str, r->len);
+        freeReplyObject(r);
+    }
+
+private:
+    [[noreturn]] static void die(const char *what) {
+        std::fprintf(stderr, "anchor GET failed: %s\n", what);
+        std::abort();
+    }
+    SSL_CTX *ctx_ = nullptr;
+    SSL *ssl_ = nullptr;
+    int fd_ = -1;
+    redisReader *reader_ = nullptr;
+    std::string cmd_;
+    char chunk_[64 * 1024];
+};
+
+std::unique_ptr<RawTls> raw;
+
 void hit(benchmark::State &state, cachekit::l2::Backend *b, std::string key, size_t size) {
     Buffer out;
     for (int i = 0; i < kWarmup; ++i) b->get(key, out.get(), Deadline::after(5000ms));
     for (auto _ : state) {
         bool found = b->get(key, out.get(), Deadline::after(5000ms));
         benchmark::DoNotOptimize(found);
+    }
+    if (out.size() != size) state.SkipWithError("wrong value size");
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
+}
+
+void anchor(benchmark::State &state, std::string key, size_t size) {
+    Buffer out;
+    for (int i = 0; i < kWarmup; ++i) raw->get(key, out);
+    for (auto _ : state) {
+        raw->get(key, out);
+        benchmark::DoNotOptimize(out.data());
     }
     if (out.size() != size) state.SkipWithError("wrong value size");
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
@@ -42,6 +128,7 @@ int main(int argc, char **argv) {
             plain = cachekit::l2::open_redis(cachekit::l2::parse_redis_url(server.server->url()));
             secure = cachekit::l2::open_redis(cachekit::l2::parse_redis_url(
                 "rediss://127.0.0.1:" + std::to_string(server.tls_port) + "?ssl_ca_certs=" + dir + "/ca.crt"));
+            raw = std::make_unique<RawTls>(server.tls_port, dir + "/ca.crt");
             const std::string small = cachekit::bench::payload(100), large = cachekit::bench::payload(14 * 1024);
             plain->set("b8:100", small, std::nullopt, Deadline::after(5000ms));
             plain->set("b8:14k", large, std::nullopt, Deadline::after(5000ms));
@@ -50,11 +137,16 @@ int main(int argc, char **argv) {
                 ->UseRealTime();
             benchmark::RegisterBenchmark("B8TLS-100/tls", hit, secure.get(), std::string("b8:100"), small.size())
                 ->UseRealTime();
+            benchmark::RegisterBenchmark("B8TLS-100/anchor", anchor, std::string("b8:100"), small.size())
+                ->UseRealTime();
             benchmark::RegisterBenchmark("B8TLS-14k/plain", hit, plain.get(), std::string("b8:14k"), large.size())
                 ->UseRealTime();
             benchmark::RegisterBenchmark("B8TLS-14k/tls", hit, secure.get(), std::string("b8:14k"), large.size())
                 ->UseRealTime();
+            benchmark::RegisterBenchmark("B8TLS-14k/anchor", anchor, std::string("b8:14k"), large.size())
+                ->UseRealTime();
             cachekit::bench::run_registered();
+            raw.reset();
             secure.reset();
             plain.reset();
         }
