@@ -28,25 +28,12 @@ std::vector<std::string> batch_keys;
 std::vector<std::string_view> batch_views;
 
 void B8_cachekit(benchmark::State &state, std::string key, size_t size) {
-    Buffer out;
-    for (int i = 0; i < kWarmup; ++i) backend->get(key, out.get(), Deadline::after(5000ms));
-    for (auto _ : state) {
-        bool hit = backend->get(key, out.get(), Deadline::after(5000ms));
-        benchmark::DoNotOptimize(hit);
-    }
-    if (out.size() != size) state.SkipWithError("wrong value size");
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
+    cachekit::bench::time_gets(state, size, kWarmup,
+                               [&](Buffer &out) { backend->get(key, out.get(), Deadline::after(5000ms)); });
 }
 
 void B8_anchor(benchmark::State &state, std::string key, size_t size) {
-    Buffer out;
-    for (int i = 0; i < kWarmup; ++i) raw->get(key, out);
-    for (auto _ : state) {
-        raw->get(key, out);
-        benchmark::DoNotOptimize(out.data());
-    }
-    if (out.size() != size) state.SkipWithError("wrong value size");
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
+    cachekit::bench::time_gets(state, size, kWarmup, [&](Buffer &out) { raw->get(key, out); });
 }
 
 void B10_batch(benchmark::State &state) {

@@ -29,6 +29,21 @@ inline std::string payload(size_t n) {
     return out;
 }
 
+// The body of a GET benchmark (B8, B8TLS): `warmup` untimed calls, then one
+// per iteration; `get(out)` puts the value in `out`, which must end up
+// `size` bytes long.
+template <class Get>
+void time_gets(benchmark::State &state, size_t size, int warmup, Get &&get) {
+    Buffer out;
+    for (int i = 0; i < warmup; ++i) get(out);
+    for (auto _ : state) {
+        get(out);
+        benchmark::DoNotOptimize(out.data());
+    }
+    if (out.size() != size) state.SkipWithError("wrong value size");
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
+}
+
 // One plain hiredis connection to 127.0.0.1:port: the anchors' client.
 class RawConnection {
 public:

@@ -96,25 +96,12 @@ private:
 std::unique_ptr<RawTls> raw;
 
 void hit(benchmark::State &state, cachekit::l2::Backend *b, std::string key, size_t size) {
-    Buffer out;
-    for (int i = 0; i < kWarmup; ++i) b->get(key, out.get(), Deadline::after(5000ms));
-    for (auto _ : state) {
-        bool found = b->get(key, out.get(), Deadline::after(5000ms));
-        benchmark::DoNotOptimize(found);
-    }
-    if (out.size() != size) state.SkipWithError("wrong value size");
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
+    cachekit::bench::time_gets(state, size, kWarmup,
+                               [&](Buffer &out) { b->get(key, out.get(), Deadline::after(5000ms)); });
 }
 
 void anchor(benchmark::State &state, std::string key, size_t size) {
-    Buffer out;
-    for (int i = 0; i < kWarmup; ++i) raw->get(key, out);
-    for (auto _ : state) {
-        raw->get(key, out);
-        benchmark::DoNotOptimize(out.data());
-    }
-    if (out.size() != size) state.SkipWithError("wrong value size");
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * size));
+    cachekit::bench::time_gets(state, size, kWarmup, [&](Buffer &out) { raw->get(key, out); });
 }
 
 }  // namespace
