@@ -72,6 +72,12 @@ CASES = [
          "lower", "raw OpenSSL client GET (SSL_write, SSL_read into hiredis's reader) of the same key (100 B) on the same TLS server"),
     Case("B8TLS-14k", "redis/redis_tls_bench", "B8TLS-14k/tls", "B8TLS-14k/anchor", "real_time", "us", 1.15,
          "lower", "raw OpenSSL client GET (SSL_write, SSL_read into hiredis's reader) of the same key (14 KiB) on the same TLS server"),
+    # What a reconnect costs over TLS (report only): a full handshake against plain TCP, and a
+    # resumed one against the full one; resumed_share in the JSON says every connection resumed.
+    Case("B8TLS-handshake", "redis/redis_tls_bench", "B8TLS-connect/full", "B8TLS-connect/plain", "real_time", "us",
+         0.0, "lower", "TCP connect + PING + close on the same server's plain port"),
+    Case("B8TLS-resume", "redis/redis_tls_bench", "B8TLS-connect/resumed", "B8TLS-connect/full", "real_time", "us",
+         0.0, "lower", "the same connection with a full TLS handshake (TCP connect, handshake, PING, close)"),
     Case("C1", "cluster/cluster_bench", "C1/cachekit", "C1/anchor", "real_time", "us", 1.15, "lower",
          "raw hiredis GET of the same key (100 B) sent to the node that owns its slot, on its own connection"),
     Case("C2", "cluster/cluster_bench", "C2/spread", "C2/one-node", "items_per_second", "keys/s", 2.0, "higher",

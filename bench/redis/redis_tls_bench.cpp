@@ -3,6 +3,9 @@
 // reply copied out), for 100 B and 14 KiB values: the library's overhead
 // over TLS. Beside them the same get over redis:// on the same server (one
 // process, both ports), whose ratio to the TLS get is the price of TLS.
+// B8TLS-connect: what a reconnect costs, one connection's life (connect,
+// handshake, PING, close) over TLS with a full handshake and with the
+// session the transport keeps resumed, beside the same over plain TCP.
 // Makes throwaway certificates (tests/redis/tls_certs.hpp) and its server.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -19,6 +22,7 @@
 #include <string_view>
 
 #include "l2/redis/redis_backend.hpp"
+#include "l2/redis/transport.hpp"
 #include "redis_bench_main.hpp"
 #include "tls_certs.hpp"
 
@@ -95,6 +99,59 @@ private:
 
 std::unique_ptr<RawTls> raw;
 
+int dial(int port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
+        std::fprintf(stderr, "connect bench: cannot connect\n");
+        std::abort();
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+constexpr char kPing[] = "*1\r\n$4\r\nPING\r\n";
+constexpr size_t kPong = 7;  // "+PONG\r\n"
+
+void connect_plain(benchmark::State &state, int port) {
+    char reply[16];
+    for (auto _ : state) {
+        const int fd = dial(port);
+        if (::send(fd, kPing, sizeof kPing - 1, MSG_NOSIGNAL) != ssize_t(sizeof kPing - 1) ||
+            ::recv(fd, reply, kPong, MSG_WAITALL) != ssize_t(kPong))
+            state.SkipWithError("plain PING failed");
+        ::close(fd);
+    }
+}
+
+// resume: one context for the whole run (each connection offers the last
+// session); else a context of its own per connection, made untimed.
+void connect_tls(benchmark::State &state, int port, cachekit::l2::RedisTls settings, bool resume) {
+    namespace tls = cachekit::l2::tls;
+    auto context = std::make_unique<tls::Context>(settings, "127.0.0.1");
+    char reply[16];
+    int64_t resumed = 0;
+    for (auto _ : state) {
+        if (!resume) {
+            state.PauseTiming();
+            context = std::make_unique<tls::Context>(settings, "127.0.0.1");
+            state.ResumeTiming();
+        }
+        const int fd = dial(port);
+        SSL *ssl = context->connect(fd, std::chrono::steady_clock::now() + 5s, "bench");
+        resumed += tls::Context::resumed(ssl);
+        // Reading the reply also takes the server's TLS 1.3 tickets in.
+        if (tls::write(ssl, kPing, sizeof kPing - 1) <= 0 || tls::read(ssl, reply, sizeof reply) < long(kPong))
+            state.SkipWithError("TLS PING failed");
+        tls::forget(ssl);
+        ::close(fd);
+    }
+    state.counters["resumed_share"] = state.iterations() ? double(resumed) / double(state.iterations()) : 0.0;
+}
 void hit(benchmark::State &state, cachekit::l2::Backend *b, std::string key, size_t size) {
     cachekit::bench::time_gets(state, size, kWarmup,
                                [&](Buffer &out) { b->get(key, out.get(), Deadline::after(5000ms)); });
@@ -131,6 +188,14 @@ int main(int argc, char **argv) {
             benchmark::RegisterBenchmark("B8TLS-14k/tls", hit, secure.get(), std::string("b8:14k"), large.size())
                 ->UseRealTime();
             benchmark::RegisterBenchmark("B8TLS-14k/anchor", anchor, std::string("b8:14k"), large.size())
+                ->UseRealTime();
+            cachekit::l2::RedisTls settings;
+            settings.enabled = true;
+            settings.ca_certs = dir + "/ca.crt";
+            benchmark::RegisterBenchmark("B8TLS-connect/plain", connect_plain, server.server->port())->UseRealTime();
+            benchmark::RegisterBenchmark("B8TLS-connect/full", connect_tls, server.tls_port, settings, false)
+                ->UseRealTime();
+            benchmark::RegisterBenchmark("B8TLS-connect/resumed", connect_tls, server.tls_port, settings, true)
                 ->UseRealTime();
             cachekit::bench::run_registered();
             raw.reset();

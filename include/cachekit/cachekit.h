@@ -552,9 +552,34 @@ typedef struct cachekit_backend_options {
                                          CACHEKIT_ETOOBIG, refused from its length before it is read.
                                          0 = 513 MiB for a backend opened alone; a cache's own backend
                                          takes its max_value_bytes plus envelope overhead. Since 0.2. */
+    /* Redis over TLS, the fields of redis-py's ssl* keywords (Since 0.2). They
+     * apply to redis:// and rediss:// only: set on a file://, memory://, unix://
+     * or cluster URL they are CACHEKIT_EINVAL. A rediss:// URL's own ssl_* query
+     * parameters win over these, as in redis-py's from_url(url, **kwargs), so
+     * the URL an operator deploys has the last word. Strings are copied at open;
+     * NULL or "" = unset. A bad file is CACHEKIT_EINVAL naming it. */
+    int tls;                          /* 1: TLS even for a redis:// URL (rediss:// always is); 0 = as the URL
+                                         says. Without TLS the other tls_* fields are CACHEKIT_EINVAL. */
+    int tls_cert_reqs;                /* CACHEKIT_TLS_CERT_REQUIRED (0), _OPTIONAL or _NONE (ssl_cert_reqs) */
+    int tls_check_hostname;           /* 0: when cert_reqs is required; CACHEKIT_TLS_CHECK_HOSTNAME_YES (1)
+                                         or _NO (-1) (ssl_check_hostname) */
+    const char *tls_ca_certs;         /* PEM CA bundle (ssl_ca_certs); with tls_ca_path unset too: the system's */
+    const char *tls_ca_path;          /* c_rehash'ed CA directory (ssl_ca_path) */
+    const char *tls_certfile;         /* client certificate chain, mutual TLS (ssl_certfile) */
+    const char *tls_keyfile;          /* its key; unset: in tls_certfile (ssl_keyfile) */
 } cachekit_backend_options;
 
-#define CACHEKIT_BACKEND_OPTIONS_INIT {sizeof(cachekit_backend_options), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+/* cachekit_backend_options.tls_cert_reqs, as redis-py's ssl_cert_reqs
+ * "required", "optional", "none". */
+#define CACHEKIT_TLS_CERT_REQUIRED 0
+#define CACHEKIT_TLS_CERT_OPTIONAL 1
+#define CACHEKIT_TLS_CERT_NONE 2
+/* cachekit_backend_options.tls_check_hostname (0: the default). */
+#define CACHEKIT_TLS_CHECK_HOSTNAME_YES 1
+#define CACHEKIT_TLS_CHECK_HOSTNAME_NO (-1)
+
+#define CACHEKIT_BACKEND_OPTIONS_INIT \
+    {sizeof(cachekit_backend_options), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
 
 /* Fill `opts` with the defaults for a caller whose struct has struct_size
  * bytes (for FFI callers). Since 0.1. */
@@ -562,9 +587,11 @@ CACHEKIT_API int cachekit_backend_options_init(cachekit_backend_options *opts,
                                                size_t struct_size) CACHEKIT_NOEXCEPT;
 
 /* Open a backend by URL: redis://[user:password@]host[:port][/db],
+ * rediss://... (TLS, redis-py's ssl_* query parameters; or redis:// with opts->tls),
+ * redis-cluster://host:port[,host:port...], rediss-cluster://... (TLS, or opts->tls),
+ * redis-sentinel://h[:p],.../master[/db], rediss-sentinel://... (TLS),
  * unix:///path/to.sock[?db=N], file:///absolute/dir, memory:// . NULL takes
- * CACHEKIT_REDIS_URL, then REDIS_URL. rediss:// is CACHEKIT_EINVAL (this
- * build's hiredis has no TLS). The Redis backend connects lazily; a server
+ * CACHEKIT_REDIS_URL, then REDIS_URL. The Redis backend connects lazily; a server
  * that is down makes calls fail, not the open. opts NULL = defaults.
  * Every call ends within command_timeout_ms (connect included), however
  * slowly the server answers; replies are bounded by max_reply_bytes before

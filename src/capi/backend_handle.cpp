@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <string>
 
 #include "capi/boundary.hpp"
 
@@ -29,7 +30,17 @@ const cachekit_backend_options kDefaults = {
     10000,         // file_max_entries
     100ULL << 20,  // file_max_value_bytes
     0,             // max_reply_bytes: the Redis default (or a cache's own)
+    0,             // tls: as the URL says
+    CACHEKIT_TLS_CERT_REQUIRED,
+    0,             // tls_check_hostname: with cert_reqs required
+    nullptr,       // tls_ca_certs
+    nullptr,       // tls_ca_path
+    nullptr,       // tls_certfile
+    nullptr,       // tls_keyfile
 };
+
+// A C string option: NULL and "" are unset.
+std::string text_of(const char *s) { return s != nullptr ? std::string(s) : std::string(); }
 
 }  // namespace
 
@@ -57,7 +68,19 @@ cachekit_backend_options read_backend_options(const cachekit_backend_options *op
     CK_TAKE(file_max_entries)
     CK_TAKE(file_max_value_bytes)
     CK_TAKE(max_reply_bytes)
+    CK_TAKE(tls)
+    CK_TAKE(tls_cert_reqs)
+    CK_TAKE(tls_check_hostname)
+    CK_TAKE(tls_ca_certs)
+    CK_TAKE(tls_ca_path)
+    CK_TAKE(tls_certfile)
+    CK_TAKE(tls_keyfile)
 #undef CK_TAKE
+    require(o.tls == 0 || o.tls == 1, "opts->tls must be 0 or 1");
+    require(o.tls_cert_reqs >= CACHEKIT_TLS_CERT_REQUIRED && o.tls_cert_reqs <= CACHEKIT_TLS_CERT_NONE,
+            "opts->tls_cert_reqs must be CACHEKIT_TLS_CERT_REQUIRED, _OPTIONAL or _NONE");
+    require(o.tls_check_hostname >= -1 && o.tls_check_hostname <= 1,
+            "opts->tls_check_hostname must be 0, CACHEKIT_TLS_CHECK_HOSTNAME_YES or _NO");
     return o;
 }
 
@@ -70,6 +93,17 @@ l2::OpenOptions to_open_options(const cachekit_backend_options &o) {
     oo.file_max_entries = o.file_max_entries;
     oo.file_max_value_bytes = o.file_max_value_bytes;
     oo.redis_max_reply_bytes = o.max_reply_bytes;
+    // Copied here: the library keeps no caller pointer past the open.
+    l2::RedisTls &t = oo.redis_tls;
+    t.enabled = o.tls == 1;
+    t.cert_reqs = o.tls_cert_reqs == CACHEKIT_TLS_CERT_NONE       ? l2::RedisTls::CertReqs::None
+                  : o.tls_cert_reqs == CACHEKIT_TLS_CERT_OPTIONAL ? l2::RedisTls::CertReqs::Optional
+                                                                  : l2::RedisTls::CertReqs::Required;
+    t.check_hostname = o.tls_check_hostname == 0 ? -1 : o.tls_check_hostname > 0 ? 1 : 0;
+    t.ca_certs = text_of(o.tls_ca_certs);
+    t.ca_path = text_of(o.tls_ca_path);
+    t.certfile = text_of(o.tls_certfile);
+    t.keyfile = text_of(o.tls_keyfile);
     auto &r = oo.resilience;
     r.command_timeout = milliseconds(o.command_timeout_ms);
     r.breaker.failure_threshold = o.breaker_failures;

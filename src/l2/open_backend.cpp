@@ -1,5 +1,6 @@
 #include "l2/open_backend.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -7,6 +8,7 @@
 #include "l2/memory_backend.hpp"
 #include "l2/redis/redis_backend.hpp"
 #include "l2/cluster/redis_cluster_backend.hpp"
+#include "l2/sentinel/redis_sentinel_backend.hpp"
 #include "l2/backend_label.hpp"
 #include "l2/url_text.hpp"
 #include "util/error.hpp"
@@ -15,7 +17,9 @@ namespace cachekit::l2 {
 
 namespace {
 
-constexpr const char *kSchemes = "redis://, rediss://, redis-cluster://, unix://, file:///absolute/dir or memory://";
+constexpr const char *kSchemes =
+    "redis://, rediss://, redis-cluster://, rediss-cluster://, redis-sentinel://, rediss-sentinel://, unix://, "
+    "file:///absolute/dir or memory://";
 
 bool has_scheme(std::string_view url, std::string_view scheme) { return starts_with_nocase(url, scheme); }
 
@@ -45,11 +49,8 @@ std::string resolve_url(const char *url) {
 }
 
 std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOptions &o) {
-    // Cluster nodes speak plain TCP only: say so rather than "unsupported URL".
-    if (has_scheme(url, "rediss-cluster://"))
-        fail(CACHEKIT_EINVAL, "rediss-cluster:// (Redis Cluster over TLS) is not supported yet");
-    if (has_scheme(url, "redis-cluster://")) {
-        ClusterConfig cc = parse_cluster_url(url);
+    if (has_scheme(url, "redis-cluster://") || has_scheme(url, "rediss-cluster://")) {
+        ClusterConfig cc = parse_cluster_url(url, o.redis_tls);
         cc.node.pool_size = o.pool_size;
         cc.node.connect_timeout = o.connect_timeout;
         cc.node.command_timeout = o.resilience.command_timeout;
@@ -62,8 +63,20 @@ std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOption
         fail(CACHEKIT_EINVAL, "this libcachekit was built without hiredis (-Dredis=disabled): no Redis Cluster backend");
 #endif
     }
+    if (has_scheme(url, "redis-sentinel://") || has_scheme(url, "rediss-sentinel://")) {
+        SentinelConfig sc = parse_sentinel_url(url, o.redis_tls);
+        sc.data.pool_size = o.pool_size;  // the data connections; the sentinels get one each
+        sc.data.connect_timeout = o.connect_timeout;
+        sc.data.command_timeout = o.resilience.command_timeout;
+        sc.data.max_reply_bytes = o.redis_max_reply_bytes;
+#ifdef CACHEKIT_HAVE_HIREDIS
+        return open_redis_sentinel(sc);
+#else
+        fail(CACHEKIT_EINVAL, "this libcachekit was built without hiredis (-Dredis=disabled): no Redis Sentinel backend");
+#endif
+    }
     if (has_scheme(url, "redis://") || has_scheme(url, "rediss://") || has_scheme(url, "unix://")) {
-        RedisConfig rc = parse_redis_url(url);
+        RedisConfig rc = parse_redis_url(url, o.redis_tls);  // refuses them on unix:// and plain redis://
         rc.pool_size = o.pool_size;
         rc.connect_timeout = o.connect_timeout;
         rc.command_timeout = o.resilience.command_timeout;
@@ -74,6 +87,10 @@ std::unique_ptr<Backend> open_backend_raw(std::string_view url, const OpenOption
         fail(CACHEKIT_EINVAL, "this libcachekit was built without hiredis (-Dredis=disabled): no Redis backend");
 #endif
     }
+    // Past here no backend speaks TLS: options asking for it are a mistake, not a no-op.
+    if (o.redis_tls.any_set())
+        fail(CACHEKIT_EINVAL, "TLS options (tls_*) apply to Redis URLs only (redis[s]://, redis[s]-cluster://, redis[s]-sentinel://), not to " +
+                                  std::string(url.substr(0, std::min<size_t>(url.find(':'), 16))) + ":");
     if (has_scheme(url, "file://")) {
         FileConfig fc;
         fc.directory = file_url_path(url);
@@ -99,7 +116,7 @@ uint64_t reply_limit_for_values(uint64_t max_value_bytes) {
 std::unique_ptr<ResilientBackend> open_backend(std::string_view url, const OpenOptions &options) {
     ResilienceConfig outer = options.resilience;
     // A cluster bounds calls per node (its own backpressure): no second bound over all of them.
-    if (has_scheme(url, "redis-cluster://")) outer.max_concurrency = 0;
+    if (has_scheme(url, "redis-cluster://") || has_scheme(url, "rediss-cluster://")) outer.max_concurrency = 0;
     outer.label = backend_label(url);
     return std::make_unique<ResilientBackend>(open_backend_raw(url, options), outer);
 }

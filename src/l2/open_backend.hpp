@@ -3,6 +3,9 @@
 //   redis-cluster://h:p,...   -> parse_cluster_url + open_redis_cluster (breaker and
 //                                backpressure per node; the outer layer gets no
 //                                second concurrency bound)
+//   redis[s]-sentinel://h,.../master -> parse_sentinel_url + open_redis_sentinel
+//                                (one Redis server at a time: the outer layer
+//                                bounds and breaks it as for redis://)
 //   file:///absolute/dir      -> open_file (a relative path is EINVAL)
 //   memory://                 -> open_memory
 // Any other scheme is CACHEKIT_EINVAL.
@@ -14,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "l2/redis/redis_backend.hpp"
 #include "l2/resilience/resilient_backend.hpp"
 
 namespace cachekit::l2 {
@@ -22,6 +26,7 @@ struct OpenOptions {
     unsigned pool_size = 10;
     std::chrono::milliseconds connect_timeout{500};
     uint64_t redis_max_reply_bytes = 0;  // 0 = kRedisDefaultMaxReplyBytes
+    RedisTls redis_tls;  // the caller's TLS options: redis:// and rediss:// only (the URL's ssl_* win)
     uint64_t file_max_bytes = 1ULL << 30;
     uint64_t file_max_entries = 10000;
     uint64_t file_max_value_bytes = 100ULL << 20;

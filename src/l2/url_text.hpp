@@ -42,4 +42,20 @@ inline std::optional<std::string> percent_decode(std::string_view text, bool rej
     return out;
 }
 
+// Each name=value parameter of a URL query ("a=b&c=d", empty parts
+// skipped), in order: param(name, value, "name=value"). A part without '='
+// goes to no_value(part), which throws (each parser its own EINVAL).
+template <class Param, class NoValue>
+void each_query_param(std::string_view query, Param &&param, NoValue &&no_value) {
+    while (!query.empty()) {
+        const size_t amp = query.find('&');
+        const std::string_view part = query.substr(0, amp);
+        query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+        if (part.empty()) continue;
+        const size_t eq = part.find('=');
+        if (eq == std::string_view::npos) no_value(part);
+        else param(part.substr(0, eq), part.substr(eq + 1), part);
+    }
+}
+
 }  // namespace cachekit::l2

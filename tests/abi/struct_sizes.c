@@ -83,6 +83,29 @@ int main(void) {
     check_size("CACHEKIT_L1_ADMISSION_LRU", CACHEKIT_L1_ADMISSION_LRU, 0);
     check_size("CACHEKIT_L1_ADMISSION_TINYLFU", CACHEKIT_L1_ADMISSION_TINYLFU, 1);
 
+    /* The TLS fields, appended in 0.2 after max_reply_bytes (three ints, then
+     * the pointers at their natural alignment). */
+    OFFSET(cachekit_backend_options, tls, offsetof(cachekit_backend_options, max_reply_bytes) + sizeof(uint64_t));
+    OFFSET(cachekit_backend_options, tls_cert_reqs, offsetof(cachekit_backend_options, tls) + sizeof(int));
+    OFFSET(cachekit_backend_options, tls_check_hostname, offsetof(cachekit_backend_options, tls) + 2 * sizeof(int));
+    OFFSET(cachekit_backend_options, tls_ca_certs,
+           (offsetof(cachekit_backend_options, tls) + 3 * sizeof(int) + sizeof(void *) - 1) / sizeof(void *) *
+               sizeof(void *));
+    OFFSET(cachekit_backend_options, tls_ca_path, offsetof(cachekit_backend_options, tls_ca_certs) + sizeof(void *));
+    OFFSET(cachekit_backend_options, tls_certfile, offsetof(cachekit_backend_options, tls_ca_certs) + 2 * sizeof(void *));
+    OFFSET(cachekit_backend_options, tls_keyfile, offsetof(cachekit_backend_options, tls_ca_certs) + 3 * sizeof(void *));
+    SIZE(cachekit_backend_options, offsetof(cachekit_backend_options, tls_keyfile) + sizeof(void *));
+    check_size("CACHEKIT_TLS_CERT_REQUIRED", CACHEKIT_TLS_CERT_REQUIRED, 0);
+    check_size("CACHEKIT_TLS_CERT_OPTIONAL", CACHEKIT_TLS_CERT_OPTIONAL, 1);
+    check_size("CACHEKIT_TLS_CERT_NONE", CACHEKIT_TLS_CERT_NONE, 2);
+    check_size("CACHEKIT_TLS_CHECK_HOSTNAME_YES", CACHEKIT_TLS_CHECK_HOSTNAME_YES, 1);
+    check_size("-CACHEKIT_TLS_CHECK_HOSTNAME_NO", (size_t)-CACHEKIT_TLS_CHECK_HOSTNAME_NO, 1);
+    {
+        cachekit_backend_options o = CACHEKIT_BACKEND_OPTIONS_INIT;
+        check_size("CACHEKIT_BACKEND_OPTIONS_INIT.struct_size", o.struct_size, sizeof(cachekit_backend_options));
+        check_size("CACHEKIT_BACKEND_OPTIONS_INIT.tls_keyfile", (size_t)(o.tls_keyfile != NULL), 0);
+    }
+
     /* The pinned constants the layouts depend on. */
     check_size("CACHEKIT_KEY_SIZE", CACHEKIT_KEY_SIZE, 32);
     check_size("CACHEKIT_FINGERPRINT_SIZE", CACHEKIT_FINGERPRINT_SIZE, 16);

@@ -46,8 +46,8 @@ void RedisCluster::require_or_skip(const char *program) {
     }
 }
 
-RedisCluster::RedisCluster(int node_timeout_ms, std::string password)
-    : cli_(find_cli()), password_(std::move(password)) {
+RedisCluster::RedisCluster(int node_timeout_ms, std::string password, std::string tls_dir)
+    : tls_dir_(std::move(tls_dir)), cli_(find_cli()), password_(std::move(password)) {
     if (cli_.empty()) throw std::runtime_error("redis-cli is not installed");
     for (int i = 0; i < kNodes; ++i) {
         RedisServerOptions options;
@@ -59,6 +59,14 @@ RedisCluster::RedisCluster(int node_timeout_ms, std::string password)
         if (!password_.empty()) {
             options.password = password_;  // --requirepass
             options.extra_args.insert(options.extra_args.end(), {"--masterauth", password_});
+        }
+        if (!tls_dir_.empty()) {
+            tls_ports_.push_back(free_port());
+            options.extra_args.insert(options.extra_args.end(),
+                                      {"--tls-port", std::to_string(tls_ports_.back()), "--tls-cluster", "yes",
+                                       "--tls-replication", "yes", "--tls-cert-file", tls_dir_ + "/server.crt",
+                                       "--tls-key-file", tls_dir_ + "/server.key", "--tls-ca-cert-file",
+                                       tls_dir_ + "/ca.crt", "--tls-auth-clients", "yes"});
         }
         nodes_.push_back(std::make_unique<RedisServer>(options));
     }
@@ -77,6 +85,22 @@ std::string RedisCluster::url(const std::string &query) const {
                       std::to_string(nodes_[1]->port());
     if (!query.empty()) out += "?" + query;
     return out;
+}
+
+std::string RedisCluster::tls_url(const std::string &query) const {
+    if (tls_dir_.empty()) throw std::runtime_error("tls_url: the cluster was built without TLS");
+    std::string out = "rediss-cluster://" + (password_.empty() ? "" : ":" + password_ + "@") + "127.0.0.1:" +
+                      std::to_string(tls_ports_[0]) + ",127.0.0.1:" + std::to_string(tls_ports_[1]) +
+                      "?ssl_ca_certs=" + tls_dir_ + "/ca.crt&ssl_certfile=" + tls_dir_ +
+                      "/client.crt&ssl_keyfile=" + tls_dir_ + "/client.key";
+    if (!query.empty()) out += "&" + query;
+    return out;
+}
+
+int RedisCluster::tls_port_of(int port) const {
+    for (size_t i = 0; i < nodes_.size() && i < tls_ports_.size(); ++i)
+        if (nodes_[i]->port() == port) return tls_ports_[i];
+    throw std::runtime_error("no TLS node on port " + std::to_string(port));
 }
 
 RedisServer &RedisCluster::server_on(int port) {

@@ -33,14 +33,23 @@ public:
 
     // node_timeout_ms: cluster-node-timeout (how soon a dead primary is failed over).
     // password: every node's requirepass and masterauth (AUTH in command(), -a for redis-cli).
-    explicit RedisCluster(int node_timeout_ms = 1000, std::string password = "");
+    // tls_dir: make_tls_certs()'s files (tls_certs.hpp): every node also
+    // listens on a TLS port with its "server" certificate and asks clients
+    // for one from "ca"; the bus and replication speak TLS only, and CLUSTER
+    // SLOTS asked over TLS names the TLS ports. The plain ports stay for the
+    // harness (command(), redis-cli).
+    explicit RedisCluster(int node_timeout_ms = 1000, std::string password = "", std::string tls_dir = "");
     ~RedisCluster();
     RedisCluster(const RedisCluster &) = delete;
     RedisCluster &operator=(const RedisCluster &) = delete;
 
     // redis-cluster://[:password@]127.0.0.1:p0,127.0.0.1:p1[?query]
     std::string url(const std::string &query = "") const;
+    // rediss-cluster://127.0.0.1:t0,127.0.0.1:t1?ssl_ca_certs=..&ssl_certfile=..&ssl_keyfile=..[&query]
+    // (the "client" certificate; needs tls_dir).
+    std::string tls_url(const std::string &query = "") const;
     int port(int i) const { return nodes_[static_cast<size_t>(i)]->port(); }
+    int tls_port_of(int port) const;
     RedisServer &server_on(int port);
 
     // CLUSTER NODES as one node sees it.
@@ -65,6 +74,8 @@ public:
 private:
     std::vector<std::unique_ptr<RedisServer>> nodes_;
     std::vector<int> cluster_ports_;
+    std::vector<int> tls_ports_;  // by node, with tls_dir
+    std::string tls_dir_;
     std::string cli_;
     std::string password_;
 };

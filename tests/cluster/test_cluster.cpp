@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "cluster_harness.hpp"
+#include "cluster_test_support.hpp"
+#include "feed_watcher.hpp"
 #include "l2/cluster/cluster_slots.hpp"
 #include "l2/cluster/redis_cluster_backend.hpp"
 #include "l2/open_backend.hpp"
@@ -43,19 +45,12 @@ namespace cluster = cachekit::l2::cluster;
 
 RedisCluster *g_cluster = nullptr;
 
-Deadline soon() { return Deadline::after(5000ms); }
+using cachekit::testing::eventually;
+using cachekit::testing::soon;
 
 std::unique_ptr<ResilientBackend> open_cluster(const std::string &query = "", bool fail_open = true) {
-    OpenOptions o;
-    o.pool_size = 4;
-    o.connect_timeout = 500ms;
-    o.resilience.command_timeout = 2000ms;  // generous: a loaded CI machine must not turn a slow call into an error
-    o.resilience.fail_open = fail_open;
-    o.resilience.breaker.failure_threshold = 3;
-    o.resilience.breaker.recovery = 300ms;
-    o.resilience.breaker.half_open_calls = 1;
-    o.resilience.breaker.success_threshold = 1;
-    return cachekit::l2::open_backend(g_cluster->url(query), o);
+    // A generous command timeout: a loaded CI machine must not turn a slow call into an error.
+    return cachekit::l2::open_backend(g_cluster->url(query), cachekit::testing::live_options(fail_open, 4, 500ms, 2000ms));
 }
 
 // A key (with `prefix`) whose slot lies in [first, last].
@@ -67,19 +62,7 @@ std::string key_in(const std::string &prefix, unsigned first, unsigned last, int
     }
 }
 
-std::string get_on(int port, const std::string &key) {
-    auto r = g_cluster->command(port, {"GET", key});
-    return r && r->type == REDIS_REPLY_STRING ? std::string(r->str, r->len) : std::string("<none>");
-}
-
-bool eventually(const std::function<bool()> &f, std::chrono::milliseconds budget) {
-    const auto until = std::chrono::steady_clock::now() + budget;
-    for (;;) {
-        if (f()) return true;
-        if (std::chrono::steady_clock::now() >= until) return false;
-        std::this_thread::sleep_for(50ms);
-    }
-}
+std::string get_on(int port, const std::string &key) { return cachekit::testing::get_on(*g_cluster, port, key); }
 
 // A failed case may leave a node paused or stopped (cmocka leaves a case by
 // longjmp: no destructor runs): the next case that changes the cluster starts from a whole one.
@@ -481,26 +464,7 @@ void test_one_paused_shard_leaves_the_others_served(void **) {
     assert_true(g_cluster->wait_ok(20000ms));
 }
 
-// The cache's side of an invalidation feed, for the failover case: the
-// gate's state and the keys reported.
-struct FeedWatcher final : cachekit::l2::InvalidationHandler {
-    std::atomic<bool> is_live{false};
-    std::mutex mu;
-    std::set<std::string> keys;
-    void keys_changed(const std::vector<std::string_view> &changed) noexcept override {
-        std::lock_guard<std::mutex> lock(mu);
-        for (std::string_view k : changed) keys.emplace(k);
-    }
-    void cache_key_changed(std::string_view) noexcept override {}
-    void namespace_changed(std::string_view) noexcept override {}
-    void suspend() noexcept override { is_live = false; }
-    void live() noexcept override { is_live = true; }
-    void session_ended() noexcept override {}
-    bool saw(const std::string &key) {
-        std::lock_guard<std::mutex> lock(mu);
-        return keys.count(key) != 0;
-    }
-};
+using cachekit::testing::FeedWatcher;
 
 size_t threads_now() {
     size_t n = 0;

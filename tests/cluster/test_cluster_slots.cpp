@@ -103,6 +103,40 @@ void test_url(void **) {
     assert_int_equal(url_error("redis://a:1"), CACHEKIT_EINVAL);
 }
 
+// rediss-cluster:// takes rediss://'s ssl_* parameters, checked as there.
+void test_tls_url(void **) {
+    ClusterConfig c = parse_cluster_url("redis-cluster://a:1");
+    assert_false(c.node.tls.enabled);
+    c = parse_cluster_url("REDISS-CLUSTER://u:p@a:7000,[::1]:7001?ssl_ca_certs=/etc/ca%20dir/ca.pem&refresh_ms=200"
+                          "&ssl_certfile=/c.crt&ssl_keyfile=/c.key&ssl_cert_reqs=optional");
+    assert_true(c.node.tls.enabled);
+    assert_int_equal(c.seeds.size(), 2);
+    assert_string_equal(c.seeds[1].host.c_str(), "::1");
+    assert_string_equal(c.node.password.c_str(), "p");
+    assert_string_equal(c.node.tls.ca_certs.c_str(), "/etc/ca dir/ca.pem");
+    assert_string_equal(c.node.tls.certfile.c_str(), "/c.crt");
+    assert_string_equal(c.node.tls.keyfile.c_str(), "/c.key");
+    assert_true(c.node.tls.cert_reqs == RedisTls::CertReqs::Optional);
+    assert_false(c.node.tls.checks_hostname());
+    assert_int_equal(c.refresh_interval.count(), 200);
+    c = parse_cluster_url("rediss-cluster://a:1");
+    assert_true(c.node.tls.cert_reqs == RedisTls::CertReqs::Required);
+    assert_true(c.node.tls.checks_hostname());
+
+    std::string message;
+    assert_int_equal(url_error("rediss-cluster://a:1?ssl_cert_reqs=maybe", &message), CACHEKIT_EINVAL);
+    assert_non_null(std::strstr(message.c_str(), "ssl_cert_reqs"));
+    assert_non_null(std::strstr(message.c_str(), "Redis Cluster URL"));
+    assert_int_equal(url_error("rediss-cluster://a:1?ssl_keyfile=/k", &message), CACHEKIT_EINVAL);
+    assert_non_null(std::strstr(message.c_str(), "ssl_certfile"));
+    assert_int_equal(url_error("rediss-cluster://a:1?ssl_nope=1", &message), CACHEKIT_EINVAL);
+    assert_non_null(std::strstr(message.c_str(), "ssl_nope"));
+    assert_int_equal(url_error("redis-cluster://a:1?ssl_ca_certs=/ca.pem", &message), CACHEKIT_EINVAL);
+    assert_non_null(std::strstr(message.c_str(), "rediss-cluster://"));
+    assert_true(parse_cluster_url("rediss-cluster://a:1?l1_coherence=tracking").node.l1_coherence ==
+                CoherenceMode::Tracking);
+}
+
 // open_redis_cluster's code and message; 0 when it opened (nothing listens
 // on port 1: the backend opens anyway and fails its calls).
 int open_error(const std::string &url, std::string *message) {
@@ -134,6 +168,7 @@ int main() {
         cmocka_unit_test(test_known_slots),
         cmocka_unit_test(test_lock_key_in_the_key_slot),
         cmocka_unit_test(test_url),
+        cmocka_unit_test(test_tls_url),
         cmocka_unit_test(test_replica_reads_refuse_pubsub_coherence),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

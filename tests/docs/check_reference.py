@@ -11,6 +11,8 @@ or a row whose option is gone, fails with both lists:
   env               environment variables the library, tool and wrappers read
   url:redis         query parameters of redis:// and unix:// (src/l2/redis/redis_url.cpp)
   url:redis-cluster query parameters of redis-cluster:// (src/l2/cluster/cluster_url.cpp)
+  url:redis-sentinel  Sentinel's own query parameters (src/l2/sentinel/sentinel_url.cpp;
+                    the ssl_* ones are url:redis's)
   python:cache      the keywords the Python decorator accepts (_config._ALLOWED)
   rust:CacheBuilder the builder's pub fns (wrappers/rust/libcachekit/src/builder.rs)
   go:Options        the fields of the Go Options struct (wrappers/go/options.go)
@@ -120,6 +122,7 @@ def code_names(src: pathlib.Path) -> dict[str, set[str]]:
     code["env"] = env_vars(src)
     code["url:redis"] = url_params(src / "src/l2/redis/redis_url.cpp")
     code["url:redis-cluster"] = url_params(src / "src/l2/cluster/cluster_url.cpp")
+    code["url:redis-sentinel"] = url_params(src / "src/l2/sentinel/sentinel_url.cpp")
     code["python:cache"] = python_keywords(src / "wrappers/python/cachekit/_config.py")
     code["rust:CacheBuilder"] = rust_builder(src / "wrappers/rust/libcachekit/src/builder.rs")
     code["go:Options"] = go_options(src / "wrappers/go/options.go")

@@ -134,8 +134,13 @@ static void test_url_dispatch(void **state) {
                      CACHEKIT_EINVAL);
     assert_non_null(strstr(cachekit_error_last_message(), "TLS"));
     assert_non_null(strstr(cachekit_error_last_message(), "/nonexistent/ca.pem"));
-    assert_int_equal(cachekit_backend_open(&b, "rediss-cluster://127.0.0.1:7000", NULL), CACHEKIT_EINVAL);
-    assert_non_null(strstr(cachekit_error_last_message(), "not supported yet"));
+    /* A cluster's TLS settings are checked as rediss://'s. */
+    assert_int_equal(cachekit_backend_open(&b, "rediss-cluster://127.0.0.1:7000?ssl_cert_reqs=maybe", NULL),
+                     CACHEKIT_EINVAL);
+    assert_non_null(strstr(cachekit_error_last_message(), "ssl_cert_reqs"));
+    assert_int_equal(cachekit_backend_open(&b, "redis-cluster://127.0.0.1:7000?ssl_ca_certs=/x", NULL),
+                     CACHEKIT_EINVAL);
+    assert_non_null(strstr(cachekit_error_last_message(), "rediss-cluster://"));
     assert_int_equal(cachekit_backend_open(&b, "ftp://x", NULL), CACHEKIT_EINVAL);
     assert_non_null(strstr(cachekit_error_last_message(), "memory://"));
     assert_int_equal(cachekit_backend_open(NULL, "memory://", NULL), CACHEKIT_EINVAL);

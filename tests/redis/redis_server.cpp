@@ -28,6 +28,23 @@ bool executable(const std::string &path) { return access(path.c_str(), X_OK) == 
 
 }  // namespace
 
+pid_t spawn_tied(std::vector<std::string> args) {
+    std::vector<char *> argv;
+    for (auto &arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+        // Die with the test process, whatever happens to it.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
 int free_port() {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) throw std::runtime_error("socket() failed");
@@ -128,21 +145,7 @@ void RedisServer::start(bool any_port) {
             args.push_back("--unixsocketperm");
             args.push_back("700");
         }
-        std::vector<char *> argv;
-        for (auto &arg : args) argv.push_back(arg.data());
-        argv.push_back(nullptr);
-
-        pid_t parent = getpid();
-        pid_t pid = fork();
-        if (pid < 0) throw std::runtime_error("fork failed");
-        if (pid == 0) {
-            // Die with the test process, whatever happens to it.
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent) _exit(127);
-            execv(argv[0], argv.data());
-            _exit(127);
-        }
-        pid_ = pid;
+        pid_ = spawn_tied(std::move(args));
         paused_ = false;
         if (wait_ready(10000)) return;
         // Lost the port race, or the server would not start: try again.

@@ -14,6 +14,10 @@ namespace cachekit::testing {
 // retry on the short race with other processes).
 int free_port();
 
+// Starts args (args[0] the program's path) as a child that dies with this
+// process (PDEATHSIG); its pid. Throws std::runtime_error when fork fails.
+pid_t spawn_tied(std::vector<std::string> args);
+
 struct RedisServerOptions {
     std::string password;       // --requirepass when non-empty
     bool unix_socket = false;   // also listen on <dir>/redis.sock

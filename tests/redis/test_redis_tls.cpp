@@ -1,7 +1,8 @@
 // rediss:// against private TLS redis-servers: round trips, batches, a big
 // value, AUTH+SELECT, certificate and host name checks, mutual TLS, a
 // handshake that never answers, a server killed mid-use, fork(), the idle
-// probe. The CAs and certificates are made per run (tls_certs.hpp).
+// probe, the L1 coherence feed (its sessions and its publisher) over TLS.
+// The CAs and certificates are made per run (tls_certs.hpp).
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -12,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "feed_watcher.hpp"
+#include "l2/redis/transport.hpp"
 #include "tls_certs.hpp"
 // Last: they need cmocka.h.
 #include "redis_test_support.hpp"
@@ -281,6 +284,95 @@ void test_idle_probe(void **) {
     assert_int_equal(connections_received(raw), before);
 }
 
+// A reconnect resumes: the transport's context keeps the session (TLS 1.3
+// ticket) the server gave the last connection and offers it on the next;
+// a connection freed without close_notify (as every one of ours is) leaves
+// it resumable. A context of its own starts with a full handshake.
+void test_session_resumption(void **) {
+    namespace tls = cachekit::l2::tls;
+    cachekit::l2::RedisTls settings;
+    settings.enabled = true;
+    settings.ca_certs = dir + "/ca.crt";
+    auto exchange = [&](const tls::Context &context) {
+        const int fd = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(fd >= 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<uint16_t>(main_server.tls_port));
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        assert_int_equal(connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+        SSL *ssl = context.connect(fd, std::chrono::steady_clock::now() + 5s, "test");
+        const bool resumed = tls::Context::resumed(ssl);
+        const char ping[] = "PING\r\n";
+        char reply[64];
+        assert_true(tls::write(ssl, ping, sizeof ping - 1) > 0);
+        assert_true(tls::read(ssl, reply, sizeof reply) > 0);  // -NOAUTH: a reply, and the tickets before it
+        tls::forget(ssl);
+        close(fd);
+        return resumed;
+    };
+    const tls::Context context(settings, "127.0.0.1");
+    assert_false(exchange(context));
+    assert_true(exchange(context));
+    assert_true(exchange(context));
+    const tls::Context other(settings, "127.0.0.1");
+    assert_false(exchange(other));
+}
+
+std::string client_cert_params() {
+    return "&ssl_certfile=" + dir + "/client.crt&ssl_keyfile=" + dir + "/client.key";
+}
+
+struct Watch {
+    cachekit::testing::FeedWatcher watcher;
+    std::unique_ptr<cachekit::l2::InvalidationFeed> feed;
+    Watch(Backend &b, std::vector<std::string> prefixes) {
+        cachekit::l2::WatchRequest request;
+        request.prefixes = std::move(prefixes);
+        request.handler = &watcher;
+        feed = b.watch(request);
+        assert_non_null(feed.get());
+    }
+    bool live() {
+        return rt::eventually([&] { return watcher.is_live.load(); }, 10000ms);
+    }
+};
+
+// Tracking over TLS, against the server that requires client certificates:
+// the feed's session presents the URL's certificate, is subscribed, and
+// reports a raw write. (It dials the TLS port: a plain session there would
+// never get past its first command.)
+void test_coherence_feed_over_tls(void **) {
+    auto b = open(url(mutual_server, ca_param() + client_cert_params() + "&l1_coherence=tracking"));
+    Watch w(*b, {"tc:"});
+    assert_true(w.live());
+    assert_string_equal(w.feed->mode(), "tracking");
+    cachekit::testing::RawRedis raw(mutual_server.server->port());
+    raw.text({"SET", "tc:k", "v"});
+    assert_true(rt::eventually([&] { return w.watcher.saw("tc:k"); }, 10000ms));
+}
+
+// The reference SDK's channel over TLS: one feed's publisher announces, the
+// other feed's session hears it (AUTH on both connections).
+void test_sdk_channel_over_tls(void **) {
+    auto writer = open(main_url("&l1_coherence=pubsub"));
+    auto reader = open(main_url("&l1_coherence=pubsub"));
+    Watch from(*writer, {}), to(*reader, {});
+    assert_true(from.live() && to.live());
+    assert_string_equal(to.feed->mode(), "pubsub");
+    from.feed->announce("tls-announced");
+    assert_true(rt::eventually([&] { return to.watcher.heard("tls-announced"); }, 10000ms));
+}
+
+// A feed whose server's certificate no trusted CA signed never goes live
+// (the L1 stays shut): nothing is read from that server in clear.
+void test_feed_refuses_untrusted_server(void **) {
+    auto b = open(url(main_server, "ssl_ca_certs=" + dir + "/other-ca.crt&l1_coherence=tracking", "127.0.0.1",
+                      ":s3cret@"));
+    Watch w(*b, {"tu:"});
+    assert_false(rt::eventually([&] { return w.watcher.is_live.load(); }, 1500ms));
+}
+
 }  // namespace
 
 int main() {
@@ -297,6 +389,10 @@ int main() {
         cmocka_unit_test(test_silent_handshake),
         cmocka_unit_test(test_idle_probe),
         cmocka_unit_test(test_fork),
+        cmocka_unit_test(test_session_resumption),
+        cmocka_unit_test(test_coherence_feed_over_tls),
+        cmocka_unit_test(test_sdk_channel_over_tls),
+        cmocka_unit_test(test_feed_refuses_untrusted_server),
         cmocka_unit_test(test_server_killed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -52,8 +52,6 @@ const Bad kBad[] = {
     {"rediss://localhost?ssl_verify=1", "unknown query parameter \"ssl_verify\" (known: l1_coherence, ssl_cert_reqs"},
     {"rediss://localhost?ssl_keyfile=/k.pem", "ssl_keyfile needs ssl_certfile"},
     {"rediss://localhost?ssl_cert_reqs=none&ssl_check_hostname=true", "ssl_check_hostname=true needs"},
-    {"rediss://localhost?l1_coherence=auto", "L1 coherence over TLS is not supported yet"},
-    {"rediss://localhost?l1_coherence=pubsub", "L1 coherence over TLS is not supported yet"},
     {"rediss://", "empty host"},
     {"redis://localhost?ssl_ca_certs=/ca.pem", "\"ssl_ca_certs\" needs TLS: use rediss://"},
     {"", "empty URL"},
@@ -116,7 +114,7 @@ void test_bad_urls(void **) {
     }
 }
 
-// ?l1_coherence= on both schemes (docs/redis.md, "L1 coherence").
+// ?l1_coherence= on every scheme (docs/redis.md, "L1 coherence").
 void test_coherence_parameter(void **) {
     using cachekit::l2::CoherenceMode;
     const struct {
@@ -130,6 +128,8 @@ void test_coherence_parameter(void **) {
         {"redis://host:7000/?l1_coherence=off", CoherenceMode::Off, 0},
         {"redis://host?l1_coherence=auto", CoherenceMode::Auto, 0},
         {"unix:///tmp/r.sock?db=2&l1_coherence=off", CoherenceMode::Off, 2},
+        {"rediss://host/1?l1_coherence=tracking", CoherenceMode::Tracking, 1},  // the feed speaks TLS too
+        {"rediss://host?ssl_cert_reqs=none&l1_coherence=pubsub", CoherenceMode::Pubsub, 0},
     };
     for (const auto &row : rows) {
         RedisConfig c = parse_redis_url(row.url);

@@ -30,11 +30,13 @@ type BackendOptions struct {
 	ConnectTimeout  time.Duration // Redis connect: 500 ms
 	PoolSize        uint32        // Redis connections: 10
 	BreakerDisabled bool
-	FailClosed      bool // return errors instead of degrading to misses / skipped writes
+	FailClosed      bool       // return errors instead of degrading to misses / skipped writes
+	TLS             TLSOptions // Redis over TLS (redis-py's ssl* settings)
 }
 
-// OpenBackend opens redis://, unix://, file:/// or memory:// ("" takes
-// CACHEKIT_REDIS_URL, then REDIS_URL). Redis connects lazily.
+// OpenBackend opens redis://, rediss://, redis-cluster://, unix://, file:///
+// or memory:// ("" takes CACHEKIT_REDIS_URL, then REDIS_URL). Redis connects
+// lazily.
 func OpenBackend(ctx context.Context, url string, opts BackendOptions) (*Backend, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -68,6 +70,19 @@ func OpenBackend(ctx context.Context, url string, opts BackendOptions) (*Backend
 	}
 	if opts.FailClosed {
 		bo.fail_closed = 1
+	}
+	var strs []*C.char // copied by the open
+	defer func() {
+		for _, p := range strs {
+			C.free(unsafe.Pointer(p))
+		}
+	}()
+	if err := opts.TLS.apply("BackendOptions", bo, func(s string) *C.char {
+		p := C.CString(s)
+		strs = append(strs, p)
+		return p
+	}); err != nil {
+		return nil, err
 	}
 	var h *C.cachekit_backend
 	if err := errorFrom(C.cachekit_backend_open_ex(&h, charPtr(curl), bo, &cerr), &cerr); err != nil {

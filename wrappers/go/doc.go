@@ -38,13 +38,15 @@
 // field's comment gives its default, and the zero value is a working
 // interop cache. The fields choose the L2 (BackendURL: "" takes the
 // environment's CACHEKIT_REDIS_URL, REDIS_URL or CACHEKIT_FILE_CACHE_DIR,
-// "none" keeps L1 only; redis://, unix://, file:///dir, memory://; or
+// "none" keeps L1 only; redis://, rediss:// (TLS; or TLS for redis:// with
+// redis-py's ssl* settings), unix://, file:///dir, memory://; or
 // Backend, a handle from OpenBackend shared by several caches, tuned by
 // BackendOptions), the L1 (DisableL1, L1MaxBytes, L1Admission), DefaultTTL,
 // stale-while-revalidate (SWR, SWRThresholdRatio), the stored Format and
 // Integrity, Encryption (MasterKeyHex, PreviousKeysHex, Tenant), FailClosed,
 // size and time bounds (MaxValueBytes, LoadTimeout, CommandTimeout,
-// ConnectTimeout) and the circuit breaker (BreakerDisabled). Per cached
+// ConnectTimeout), the circuit breaker (BreakerDisabled) and TLS to Redis
+// (TLSOptions). Per cached
 // function: Fn; per GetOrLoad call: LoadOption.
 //
 // # Values, keys, concurrency

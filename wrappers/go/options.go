@@ -103,6 +103,9 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// BreakerDisabled turns the backend's circuit breaker off.
 	BreakerDisabled bool
+	// TLS: Redis over TLS for the backend opened from BackendURL (redis-py's
+	// ssl* settings; see TLSOptions). Not for a borrowed Backend.
+	TLS TLSOptions
 }
 
 // onOff maps a Go bool to the C three-way switch: false keeps the default.
@@ -190,6 +193,10 @@ func (opts *Options) toC() (*cOptions, error) {
 	if opts.DefaultTTL < 0 {
 		return nil, invalidf("Options.DefaultTTL is negative")
 	}
+	// A borrowed handle keeps the options it was opened with: these would be ignored.
+	if opts.Backend != nil && opts.TLS != (TLSOptions{}) {
+		return nil, invalidf("Options.TLS with a borrowed Options.Backend: set BackendOptions.TLS when opening it")
+	}
 	loadMs, err := millis("Options.LoadTimeout", opts.LoadTimeout)
 	if err != nil {
 		return nil, err
@@ -261,6 +268,10 @@ func (opts *Options) toC() (*cOptions, error) {
 	o.backend.connect_timeout_ms = connMs
 	if opts.BreakerDisabled {
 		o.backend.breaker_disabled = 1
+	}
+	if err := opts.TLS.apply("Options", o.backend, o.str); err != nil {
+		o.free()
+		return nil, err
 	}
 	c.backend_options = o.backend
 	return o, nil

@@ -48,7 +48,10 @@ func freePort(t *testing.T) int {
 
 // startRedis starts a server, or skips the test (with why) when
 // redis-server is not installed.
-func startRedis(t *testing.T) *redisServer {
+func startRedis(t *testing.T) *redisServer { return startRedisWith(t) }
+
+// startRedisWith starts one with more redis-server arguments (a TLS port).
+func startRedisWith(t *testing.T, extra ...string) *redisServer {
 	t.Helper()
 	bin := findRedisServer()
 	if bin == "" {
@@ -57,9 +60,10 @@ func startRedis(t *testing.T) *redisServer {
 	dir := t.TempDir()
 	for attempt := 0; attempt < 5; attempt++ {
 		port := freePort(t)
-		cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--protected-mode", "yes",
+		args := append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--protected-mode", "yes",
 			"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir,
-			"--logfile", filepath.Join(dir, "redis.log"), "--loglevel", "warning")
+			"--logfile", filepath.Join(dir, "redis.log"), "--loglevel", "warning"}, extra...)
+		cmd := exec.Command(bin, args...)
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start %s: %v", bin, err)
 		}

@@ -132,7 +132,7 @@ size_t Topology::covered_slots() const {
 }
 
 // [[ "slots", [first, last, ...], "nodes", [[ "id", .., "ip", .., "port", .., "role", .., "health", .. ], ...] ], ...]
-std::optional<Topology> parse_cluster_shards(const redisReply &reply, std::string *why) {
+std::optional<Topology> parse_cluster_shards(const redisReply &reply, std::string *why, bool tls) {
     constexpr const char *kWhat = "CLUSTER SHARDS";
     if (reply.type == REDIS_REPLY_ERROR) return bad(why, std::string(reply.str, reply.len));
     if (!is_array(reply)) return bad(why, "CLUSTER SHARDS: not an array");
@@ -148,8 +148,9 @@ std::optional<Topology> parse_cluster_shards(const redisReply &reply, std::strin
         bool have_primary = false, primary_online = false;
         for (size_t n = 0; n < nodes->elements; ++n) {
             const redisReply &node = *nodes->element[n];
-            const redisReply *ip = field(node, "ip"), *port = field(node, "port"), *role = field(node, "role"),
-                             *health = field(node, "health");
+            const redisReply *tls_port = tls ? field(node, "tls-port") : nullptr;
+            const redisReply *ip = field(node, "ip"), *port = tls_port ? tls_port : field(node, "port"),
+                             *role = field(node, "role"), *health = field(node, "health");
             long long p = 0;
             if (!ip || !port || !role || !integer(*port, &p) || p <= 0 || p > 65535) continue;
             NodeAddress address{std::string(str(*ip)), static_cast<int>(p)};

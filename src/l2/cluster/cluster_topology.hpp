@@ -59,8 +59,10 @@ struct Topology {
 
 // nullopt when the reply is not a usable answer (an error, a bad shape, a
 // map over the limits above, one address named twice in any spelling);
-// the text of the problem goes to *why.
-std::optional<Topology> parse_cluster_shards(const redisReply &reply, std::string *why);
+// the text of the problem goes to *why. Over TLS a node's address is its
+// "tls-port" in CLUSTER SHARDS (its "port" is the plain one, or none); CLUSTER
+// SLOTS and redirects name the port of the asking connection's kind.
+std::optional<Topology> parse_cluster_shards(const redisReply &reply, std::string *why, bool tls = false);
 std::optional<Topology> parse_cluster_slots(const redisReply &reply, std::string *why);
 
 }  // namespace cachekit::l2::cluster

@@ -1,6 +1,8 @@
-// parse_cluster_url: redis-cluster://[user:password@]host:port[,host:port...][?query].
+// parse_cluster_url: redis[s]-cluster://[user:password@]host:port[,host:port...][?query].
 // Each seed is parsed by parse_redis_url (host syntax, IPv6 brackets, ports),
-// so both schemes accept the same hosts. Messages never show the password.
+// and so are the ssl_* parameters of rediss-cluster:// (as one rediss://
+// URL's), so every scheme accepts the same hosts and TLS settings. Messages
+// never show the password.
 #include <string>
 #include <string_view>
 
@@ -35,15 +37,10 @@ long long parse_number(std::string_view name, std::string_view value, long long 
     return n;
 }
 
-void parse_query(std::string_view query, ClusterConfig &config) {
-    while (!query.empty()) {
-        const size_t amp = query.find('&');
-        std::string_view param = query.substr(0, amp);
-        query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-        if (param.empty()) continue;
-        const size_t eq = param.find('=');
-        if (eq == std::string_view::npos) bad_url("query parameter \"" + std::string(param) + "\" has no value");
-        std::string_view name = param.substr(0, eq), value = param.substr(eq + 1);
+// With tls, the ssl_* parameters go to *ssl_params, joined again, for
+// parse_redis_url to read.
+void parse_query(std::string_view query, ClusterConfig &config, bool tls, std::string *ssl_params) {
+    each_query_param(query, [&](std::string_view name, std::string_view value, std::string_view param) {
         if (name == "read_from_replicas")
             config.read_from_replicas = parse_yes_no(name, value);
         else if (name == "refresh_ms")
@@ -51,18 +48,29 @@ void parse_query(std::string_view query, ClusterConfig &config) {
         else if (name == "l1_coherence") {
             if (!coherence_mode_named(value, &config.node.l1_coherence))
                 bad_url("l1_coherence \"" + std::string(value) + "\" is not one of auto, tracking, pubsub, off");
+        } else if (tls && (name == "ssl_cert_reqs" || name == "ssl_ca_certs" || name == "ssl_ca_path" ||
+                           name == "ssl_certfile" || name == "ssl_keyfile" || name == "ssl_check_hostname")) {
+            *ssl_params += (ssl_params->empty() ? "" : "&") + std::string(param);
+        } else if (!tls && name.substr(0, 4) == "ssl_") {
+            bad_url("\"" + std::string(name) + "\" needs TLS: use rediss-cluster://");
         } else
             bad_url("unknown query parameter \"" + std::string(name) +
-                    "\" (known: read_from_replicas, refresh_ms, l1_coherence)");
-    }
+                    "\" (known: read_from_replicas, refresh_ms, l1_coherence" +
+                    (tls ? ", ssl_cert_reqs, ssl_ca_certs, ssl_ca_path, ssl_certfile, ssl_keyfile, ssl_check_hostname)"
+                         : ")"));
+    }, [](std::string_view part) { bad_url("query parameter \"" + std::string(part) + "\" has no value"); });
 }
 
 }  // namespace
 
-ClusterConfig parse_cluster_url(std::string_view url) {
-    constexpr std::string_view kScheme = "redis-cluster://";
-    if (!starts_with_nocase(url, kScheme)) bad_url("want redis-cluster://host:port[,host:port...]");
-    std::string_view rest = url.substr(kScheme.size());
+ClusterConfig parse_cluster_url(std::string_view url, const RedisTls &base) {
+    const bool rediss = starts_with_nocase(url, "rediss-cluster://");
+    if (!rediss && !starts_with_nocase(url, "redis-cluster://"))
+        bad_url("want redis-cluster://host:port[,host:port...] or rediss-cluster://...");
+    const bool tls = rediss || base.enabled;
+    if (!tls && base.any_set())
+        fail(CACHEKIT_EINVAL, "TLS options (tls_*) on a redis-cluster:// URL without TLS: set tls = 1 or use rediss-cluster://");
+    std::string_view rest = url.substr(rediss ? 17 : 16);
     if (rest.find('#') != std::string_view::npos) bad_url("fragments are not supported");
     const size_t q = rest.find('?');
     std::string_view query = q == std::string_view::npos ? std::string_view() : rest.substr(q + 1);
@@ -82,16 +90,7 @@ ClusterConfig parse_cluster_url(std::string_view url) {
         const size_t comma = rest.find(',');
         std::string_view seed = rest.substr(0, comma);
         if (seed.empty()) bad_url("an empty host in the seed list");
-        RedisConfig parsed;
-        try {
-            parsed = parse_redis_url("redis://" + userinfo + std::string(seed));
-        } catch (const Error &e) {
-            // parse_redis_url's message, under this scheme's name.
-            std::string why = e.what();
-            const std::string lead = "invalid Redis URL: ";
-            if (why.compare(0, lead.size(), lead) == 0) why.erase(0, lead.size());
-            bad_url(why);
-        }
+        const RedisConfig parsed = parse_redis_url_part("redis://" + userinfo + std::string(seed), "Redis Cluster");
         if (first) {
             config.node.username = parsed.username;
             config.node.password = parsed.password;
@@ -101,7 +100,13 @@ ClusterConfig parse_cluster_url(std::string_view url) {
         if (comma == std::string_view::npos) break;
         rest = rest.substr(comma + 1);
     }
-    parse_query(query, config);
+    std::string ssl_params;
+    parse_query(query, config, tls, &ssl_params);
+    if (tls) {
+        // The TLS settings (and their checks) of rediss://; every node's
+        // certificate is checked against the address the slot map gives it.
+        config.node.tls = parse_redis_url_part("rediss://localhost/?" + ssl_params, "Redis Cluster", base).tls;
+    }
     return config;
 }
 

@@ -919,7 +919,7 @@ private:
                     }
                     topology = cluster::parse_cluster_slots(*reply, &why);
                 } else {
-                    topology = cluster::parse_cluster_shards(*reply, &why);
+                    topology = cluster::parse_cluster_shards(*reply, &why, config_.node.tls.enabled);
                 }
                 if (!topology || topology->covered_slots() == 0) {
                     last_error = address.name() + ": " + (why.empty() ? "no slots assigned" : why);

@@ -42,10 +42,14 @@ struct ClusterConfig {
     std::string label;
 };
 
-// redis-cluster://[user:password@]host:port[,host:port...][?options]
+// redis-cluster://[user:password@]host:port[,host:port...][?options], and
+// rediss-cluster:// for nodes that speak TLS (node.tls).
 // Options: read_from_replicas=yes|no, refresh_ms=N (100..3600000),
-// l1_coherence=auto|tracking|pubsub|off (node.l1_coherence; off by default).
-ClusterConfig parse_cluster_url(std::string_view url);
+// l1_coherence=auto|tracking|pubsub|off (node.l1_coherence; off by default),
+// and over TLS rediss://'s ssl_* parameters. `tls`: the caller's TLS options
+// (cachekit_backend_options' tls_* fields), as parse_redis_url takes them:
+// the URL's ssl_* win, tls.enabled makes redis-cluster:// a TLS one.
+ClusterConfig parse_cluster_url(std::string_view url, const RedisTls &tls = {});
 
 std::unique_ptr<Backend> open_redis_cluster(const ClusterConfig &config);
 

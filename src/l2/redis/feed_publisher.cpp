@@ -12,6 +12,7 @@
 #include "l2/redis/redis_replies.hpp"
 #include "l2/redis/resp_guard.hpp"
 #include "l2/redis/sdk_event.hpp"
+#include "l2/redis/transport.hpp"
 #include "util/fork_hooks.hpp"
 
 namespace cachekit::l2::feed {
@@ -26,13 +27,26 @@ struct CtxFree {
 };
 
 // A blocking connection (this thread serves nothing else) whose replies
-// pass a RespGuard as the sessions' do.
+// pass a RespGuard as the sessions' do; over TLS through `ssl`, whose
+// socket waits at most kTlsIoWait in a read or write.
+constexpr int kTlsIoWaitMs = 1000;
+
 struct Conn {
     std::unique_ptr<redisContext, CtxFree> ctx;
+    std::unique_ptr<tls::Context> tls;  // for the connection's life: its session callback
+    SSL *ssl = nullptr;
     RespGuard guard{kFeedMaxReplyBytes};
+
+    ~Conn() {
+        if (ssl) tls::forget(ssl);  // before the socket closes; no close_notify
+    }
 
     void send(const std::vector<std::string> &args) {
         const std::string cmd = format_command(args);
+        if (ssl) {
+            if (tls::write(ssl, cmd.data(), cmd.size()) <= 0) throw Failed{};
+            return;
+        }
         for (size_t sent = 0; sent < cmd.size();) {
             const ssize_t w = ::send(ctx->fd, cmd.data() + sent, cmd.size() - sent, MSG_NOSIGNAL);
             if (w < 0 && errno == EINTR) continue;
@@ -47,13 +61,21 @@ struct Conn {
             void *r = nullptr;
             if (redisReaderGetReply(ctx->reader, &r) != REDIS_OK) throw Failed{};
             if (r != nullptr) return Reply(static_cast<redisReply *>(r));
-            pollfd p{ctx->fd, POLLIN, 0};
-            const int ready = ::poll(&p, 1, wait_ms);
-            if (ready < 0 && errno == EINTR) continue;
-            if (ready <= 0) throw Failed{};
+            if (!ssl || !tls::pending(ssl)) {  // poll cannot see what OpenSSL holds
+                pollfd p{ctx->fd, POLLIN, 0};
+                const int ready = ::poll(&p, 1, wait_ms);
+                if (ready < 0 && errno == EINTR) continue;
+                if (ready <= 0) throw Failed{};
+            }
             char chunk[16384];
-            const ssize_t n = ::recv(ctx->fd, chunk, sizeof chunk, 0);
-            if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+            ssize_t n;
+            if (ssl) {
+                n = tls::read(ssl, chunk, sizeof chunk);
+                if (n == tls::kWouldBlock) continue;  // a session ticket, or a record not whole yet
+            } else {
+                n = ::recv(ctx->fd, chunk, sizeof chunk, 0);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+            }
             if (n <= 0 || !guard.feed(chunk, size_t(n))) throw Failed{};
             if (redisReaderFeed(ctx->reader, chunk, size_t(n)) != REDIS_OK) throw Failed{};
         }
@@ -131,6 +153,14 @@ void Publisher::run() noexcept {
                                                       : redisConnectUnixWithTimeout(target.unix_path.c_str(), tv));
                 if (!c->ctx || c->ctx->err) throw Failed{};
                 if (target.unix_path.empty()) redisEnableKeepAlive(c->ctx.get());
+                if (target.tls.enabled) {
+                    c->tls = std::make_unique<tls::Context>(target.tls, target.host);
+                    c->ssl = c->tls->connect(c->ctx->fd, std::chrono::steady_clock::now() + target.connect_timeout,
+                                             target.host);
+                    const timeval wait{kTlsIoWaitMs / 1000, 0};
+                    setsockopt(c->ctx->fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+                    setsockopt(c->ctx->fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
+                }
                 c->guard.expect_stream(ReplyShape::nested(3, kFeedMaxKeys));
                 {
                     std::lock_guard lock(mu_);

@@ -41,12 +41,20 @@ int server_major(std::string_view info) {
 
 Session::Session(RedisConfig config, WatchRequest request) : config_(std::move(config)), request_(std::move(request)) {}
 
-Session::~Session() = default;
+Session::~Session() { close(); }
+
+void Session::close() noexcept {
+    if (ssl_) tls::forget(ssl_);  // a forked child's copy must not write on the parent's session
+    ssl_ = nullptr;
+    tls_inflight_ = 0;
+    ctx_.reset();
+}
 
 int Session::fd() const noexcept { return ctx_ ? ctx_->fd : -1; }
 
 short Session::events() const noexcept {
     if (!ctx_) return 0;
+    if (phase_ == Phase::Tls) return tls_want_ == tls::kWantWrite ? POLLOUT : POLLIN;
     return short(POLLIN | (phase_ == Phase::Connecting || !out_.empty() ? POLLOUT : 0));
 }
 
@@ -64,7 +72,7 @@ void Session::start(Clock::time_point now) noexcept {
 void Session::stop() noexcept {
     if (!started_) return;
     const bool in_attempt = phase_ != Phase::Backoff;
-    ctx_.reset();
+    close();
     phase_ = Phase::Backoff;
     if (in_attempt) {  // as an attempt ended by the connection's loss
         request_.handler->suspend();
@@ -83,6 +91,7 @@ void Session::attempt(Clock::time_point now) {
     guard_.expect_stream(ReplyShape::nested(3, kFeedMaxKeys));  // command replies and pushes alike fit [kind, channel, [keys]]
     phase_ = Phase::Connecting;
     deadline_ = now + config_.connect_timeout;
+    close();
     ctx_.reset(config_.unix_path.empty() ? redisConnectNonBlock(config_.host.c_str(), config_.port)
                                          : redisConnectUnixNonBlock(config_.unix_path.c_str()));
     if (!ctx_) throw std::bad_alloc();
@@ -95,6 +104,7 @@ void Session::on_time(Clock::time_point now) noexcept {
         switch (phase_) {
         case Phase::Backoff: attempt(now); return;
         case Phase::Connecting: throw Lost{"connect timed out"};
+        case Phase::Tls: throw Lost{"TLS handshake timed out"};
         case Phase::Handshake: throw Lost{"handshake step timed out"};
         case Phase::Subscribing: throw Lost{"SUBSCRIBE unanswered"};
         case Phase::Live:
@@ -120,6 +130,10 @@ void Session::on_ready(short revents, Clock::time_point now) noexcept {
             connected(now);
             return;
         }
+        if (phase_ == Phase::Tls) {
+            tls_step(now);
+            return;
+        }
         if (revents & POLLOUT) flush_out();
         if (revents & (POLLIN | POLLERR | POLLHUP)) read(now);
     } catch (...) {
@@ -127,9 +141,29 @@ void Session::on_ready(short revents, Clock::time_point now) noexcept {
     }
 }
 
-// Connected: the handshake's steps, each answered before the next is sent.
+// Connected: over TLS the TLS handshake, within what is left of the
+// connect's time; then the handshake's steps.
 void Session::connected(Clock::time_point now) {
     if (config_.unix_path.empty()) redisEnableKeepAlive(ctx_.get());
+    if (!config_.tls.enabled) {
+        begin_steps(now);
+        return;
+    }
+    if (!tls_) tls_ = std::make_unique<tls::Context>(config_.tls, config_.host);
+    ssl_ = tls_->session(ctx_->fd, config_.host);
+    phase_ = Phase::Tls;
+    tls_step(now);
+}
+
+void Session::tls_step(Clock::time_point now) {
+    const long step = tls::handshake(ssl_);
+    if (step == tls::kFailed) throw Lost{"TLS handshake failed: " + tls::why()};
+    tls_want_ = step;
+    if (step == 0) begin_steps(now);
+}
+
+// Each step answered before the next is sent.
+void Session::begin_steps(Clock::time_point now) {
     phase_ = Phase::Handshake;
     if (!config_.password.empty()) steps_.push_back(Step::Auth);
     steps_.push_back(Step::SetName);
@@ -221,13 +255,13 @@ void Session::subscribe_reply(const redisReply &r, Clock::time_point now) {
 
 // What the socket has (a few chunks at most), each byte past the guard
 // before hiredis's reader sees it, then every complete reply.
+// Over TLS, what OpenSSL decrypted but poll cannot see (at most the rest of
+// one record) is read before returning.
 void Session::read(Clock::time_point now) {
-    for (int i = 0; i < kChunksPerWake && ctx_; ++i) {
+    for (int i = 0; ctx_ && (i < kChunksPerWake || (ssl_ && tls::pending(ssl_))); ++i) {
         char chunk[16384];
-        const ssize_t n = ::recv(ctx_->fd, chunk, sizeof chunk, MSG_DONTWAIT);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-        if (n <= 0) throw Lost{n == 0 ? "connection closed" : "recv failed"};
+        const ssize_t n = receive(chunk, sizeof chunk);
+        if (n == 0) return;  // nothing more now
         if (!guard_.feed(chunk, size_t(n))) throw Lost{"reply refused: " + guard_.why()};
         if (redisReaderFeed(ctx_->reader, chunk, size_t(n)) != REDIS_OK) throw Lost{"protocol error"};
         if (phase_ == Phase::Live) deadline_ = now + kIdlePing;  // a byte: not idle
@@ -246,7 +280,24 @@ void Session::read(Clock::time_point now) {
             default: break;
             }
         }
-        if (size_t(n) < sizeof chunk) return;  // likely drained; poll says if not
+        if (size_t(n) < sizeof chunk && !(ssl_ && tls::pending(ssl_))) return;  // likely drained; poll says if not
+    }
+}
+
+// Bytes now (> 0), or 0 when there are none yet; a loss throws.
+ssize_t Session::receive(char *buf, size_t len) {
+    if (ssl_) {
+        const long n = tls::read(ssl_, buf, len);
+        if (n > 0) return n;
+        if (n == tls::kWouldBlock) return 0;  // (also a TLS 1.3 session ticket, consumed)
+        throw Lost{n == tls::kClosed ? std::string("connection closed") : "TLS read failed: " + tls::why()};
+    }
+    for (;;) {
+        const ssize_t n = ::recv(ctx_->fd, buf, len, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+        if (n <= 0) throw Lost{n == 0 ? "connection closed" : "recv failed"};
+        return n;
     }
 }
 
@@ -273,6 +324,19 @@ void Session::send(const std::vector<std::string> &args) {
 // socket cannot take now waits for POLLOUT (a few commands at most: one
 // step at a time, one PING a second).
 void Session::flush_out() {
+    while (ssl_ && !out_.empty()) {
+        // A write OpenSSL could not finish is retried with the same length
+        // (out_ may have grown meanwhile).
+        const size_t len = tls_inflight_ ? tls_inflight_ : std::min(out_.size(), size_t(16384));
+        const long w = tls::write(ssl_, out_.data(), len);
+        if (w == tls::kWouldBlock) {
+            tls_inflight_ = len;
+            return;
+        }
+        if (w <= 0) throw Lost{w == tls::kClosed ? std::string("connection closed") : "TLS write failed: " + tls::why()};
+        tls_inflight_ = 0;
+        out_.erase(0, size_t(w));
+    }
     while (!out_.empty()) {
         const ssize_t w = ::send(ctx_->fd, out_.data(), out_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0 && errno == EINTR) continue;
@@ -284,7 +348,7 @@ void Session::flush_out() {
 
 // The attempt is over: the L1 shuts, and the next attempt waits its backoff.
 void Session::lose(Clock::time_point now) noexcept {
-    ctx_.reset();
+    close();
     out_.clear();
     steps_.clear();
     phase_ = Phase::Backoff;

@@ -1,6 +1,7 @@
 // One node's invalidation session (L1 coherence), as a non-blocking state
 // machine that a FeedLoop (feed_loop.hpp) drives from its one thread:
-// connect (non-blocking, within connect_timeout), AUTH, CLIENT SETNAME,
+// connect (non-blocking, within connect_timeout; over TLS the handshake
+// too, non-blocking, within the same time), AUTH, CLIENT SETNAME,
 // INFO / CLIENT ID / CLIENT TRACKING ... REDIRECT self BCAST PREFIX ...,
 // SUBSCRIBE, then the read loop with a PING after each idle second. Every
 // step has a deadline, so a node that accepts and never answers (or answers
@@ -22,6 +23,7 @@
 #include "l2/invalidation_feed.hpp"
 #include "l2/redis/redis_backend.hpp"
 #include "l2/redis/resp_guard.hpp"
+#include "l2/redis/transport.hpp"
 
 namespace cachekit::l2::feed {
 
@@ -66,7 +68,7 @@ public:
     Clock::time_point next_wake() const noexcept;
 
 private:
-    enum class Phase { Backoff, Connecting, Handshake, Subscribing, Live };
+    enum class Phase { Backoff, Connecting, Tls, Handshake, Subscribing, Live };
     enum class Step { Auth, SetName, Info, ClientId, Tracking };
     struct CtxFree {
         void operator()(redisContext *c) const noexcept { redisFree(c); }
@@ -74,6 +76,10 @@ private:
 
     void attempt(Clock::time_point now);
     void connected(Clock::time_point now);
+    void tls_step(Clock::time_point now);
+    void begin_steps(Clock::time_point now);
+    ssize_t receive(char *buf, size_t len);
+    void close() noexcept;
     void next_step(Clock::time_point now);
     void step_reply(const redisReply &r, Clock::time_point now);
     void subscribe_reply(const redisReply &r, Clock::time_point now);
@@ -89,6 +95,10 @@ private:
     Phase phase_ = Phase::Backoff;
     bool started_ = false;
     std::unique_ptr<redisContext, CtxFree> ctx_;
+    std::unique_ptr<tls::Context> tls_;  // made by the first TLS attempt
+    SSL *ssl_ = nullptr;                 // over ctx_'s socket; freed before it, without close_notify
+    long tls_want_ = 0;                  // what the handshake waits for
+    size_t tls_inflight_ = 0;            // a TLS write to retry with the same length
     RespGuard guard_{kFeedMaxReplyBytes};
     std::string out_;  // bytes not yet written (the socket is non-blocking)
     std::deque<Step> steps_;

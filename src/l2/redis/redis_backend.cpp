@@ -190,7 +190,11 @@ public:
         clear();
         return 0;
     }
-    void drop_stage() { stage_.clear(); }
+    // After a failed send: nothing queued, nothing staged.
+    void discard() {
+        clear();
+        stage_.clear();
+    }
 
 private:
     struct Seg {
@@ -249,6 +253,11 @@ timeval to_timeval(long long us) {
     tv.tv_sec = static_cast<time_t>(us / 1000000);
     tv.tv_usec = static_cast<suseconds_t>(us % 1000000);
     return tv;
+}
+
+// Why a TLS read or write failed (a tls:: result below zero).
+std::string tls_reason(long result) {
+    return result == tls::kClosed ? std::string("the server closed the connection") : tls::why();
 }
 
 bool is_timeout_errno(int e) { return e == EAGAIN || e == EWOULDBLOCK || e == ETIMEDOUT || e == EINPROGRESS; }
@@ -351,43 +360,21 @@ private:
     }
 
     void send(Conn &conn, const RoundTrip &trip) const {
-        if (conn.ssl) [[unlikely]] {
-            send_tls(conn, trip);
-            return;
-        }
-        int err;
-        try {
-            err = conn.out.send_all(conn.ctx->fd, [&] { arm(conn, trip, SteadyClock::now()); });
-        } catch (...) {
-            conn.broken = true;
-            conn.out.clear();
-            throw;
-        }
-        if (err != 0) {
-            conn.broken = true;
-            conn.server_gone = true;
-            conn.out.clear();
-            fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: " + std::strerror(err));
-        }
-    }
-
-    void send_tls(Conn &conn, const RoundTrip &trip) const {
+        const auto rearm = [&] { arm(conn, trip, SteadyClock::now()); };
         long err;
         try {
-            err = conn.out.send_all_tls(conn.ssl, [&] { arm(conn, trip, SteadyClock::now()); });
+            err = conn.ssl ? conn.out.send_all_tls(conn.ssl, rearm) : conn.out.send_all(conn.ctx->fd, rearm);
         } catch (...) {
             conn.broken = true;
-            conn.out.clear();
-            conn.out.drop_stage();
+            conn.out.discard();
             throw;
         }
         if (err != 0) {
             conn.broken = true;
             conn.server_gone = true;
-            conn.out.clear();
-            conn.out.drop_stage();
+            conn.out.discard();
             fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: " +
-                                        (err == tls::kClosed ? std::string("the server closed the connection") : tls::why()));
+                                        (conn.ssl ? tls_reason(err) : std::string(std::strerror(static_cast<int>(err)))));
         }
     }
 
@@ -402,8 +389,7 @@ private:
             }
             conn.broken = true;
             conn.server_gone = true;
-            fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: " +
-                                        (n == tls::kClosed ? std::string("the server closed the connection") : tls::why()));
+            fail(CACHEKIT_EBACKEND, where_ + ": " + trip.what + " failed: " + tls_reason(n));
         }
     }
 
@@ -757,6 +743,12 @@ private:
     Conn *conn_;
 };
 
+// "redis (TLS) host:port" (IPv6 in brackets), for messages.
+std::string tcp_where(const RedisConfig &config) {
+    const std::string host = config.host.find(':') != std::string::npos ? "[" + config.host + "]" : config.host;
+    return (config.tls.enabled ? "redis (TLS) " : "redis ") + host + ":" + std::to_string(config.port);
+}
+
 class RedisBackend final : public Backend {
 public:
     explicit RedisBackend(const RedisConfig &config)
@@ -1062,15 +1054,13 @@ public:
 
     // L1 coherence: a feed with its own connection (redis_invalidation.cpp).
     std::unique_ptr<InvalidationFeed> watch(const WatchRequest &request) override {
-        if (config_.tls.enabled) return nullptr;  // refused at open (open_redis); never in clear
         return start_redis_feed(config_, request);
     }
 
 private:
     static std::string describe(const RedisConfig &config) {
         if (!config.unix_path.empty()) return "redis unix:" + config.unix_path + " db " + std::to_string(config.db);
-        std::string host = config.host.find(':') != std::string::npos ? "[" + config.host + "]" : config.host;
-        return (config.tls.enabled ? "redis (TLS) " : "redis ") + host + ":" + std::to_string(config.port) + " db " + std::to_string(config.db);
+        return tcp_where(config) + " db " + std::to_string(config.db);
     }
 
     // One command on one key (its reply is mapped after the connection is back in the pool).
@@ -1095,11 +1085,7 @@ private:
 
 // RedisNode / RedisSession (redis_node.hpp): this file's pool, one connection at a time.
 struct RedisNode::Impl {
-    explicit Impl(const RedisConfig &config) : pool(config, describe_node(config)) {}
-    static std::string describe_node(const RedisConfig &config) {
-        std::string host = config.host.find(':') != std::string::npos ? "[" + config.host + "]" : config.host;
-        return (config.tls.enabled ? "redis (TLS) " : "redis ") + host + ":" + std::to_string(config.port);
-    }
+    explicit Impl(const RedisConfig &config) : pool(config, tcp_where(config)) {}
     Pool pool;
 };
 
@@ -1130,9 +1116,6 @@ std::unique_ptr<Backend> open_redis(const RedisConfig &config) {
     if (config.db < 0) fail(CACHEKIT_EINVAL, "Redis config: the database must be a non-negative integer");
     if (config.tls.enabled && !config.unix_path.empty())
         fail(CACHEKIT_EINVAL, "Redis config: TLS needs a TCP host, not a unix socket");
-    // The feed's own connections are plain TCP: never let them go out in clear.
-    if (config.tls.enabled && config.l1_coherence != CoherenceMode::Off)
-        fail(CACHEKIT_EINVAL, "Redis config: L1 coherence over TLS is not supported yet (l1_coherence=off)");
     if (config.pool_size == 0) fail(CACHEKIT_EINVAL, "Redis config: the pool size must be at least 1");
     if (config.connect_timeout.count() <= 0 || config.command_timeout.count() <= 0)
         fail(CACHEKIT_EINVAL, "Redis config: the connect and command timeouts must be positive");

@@ -27,6 +27,12 @@ struct RedisTls {
     bool checks_hostname() const {
         return check_hostname < 0 ? cert_reqs == CertReqs::Required : check_hostname != 0;
     }
+    // Anything differs from the defaults (a caller asked for TLS or set one
+    // of its options).
+    bool any_set() const {
+        return enabled || cert_reqs != CertReqs::Required || check_hostname >= 0 || !ca_certs.empty() ||
+               !ca_path.empty() || !certfile.empty() || !keyfile.empty();
+    }
 };
 
 struct RedisConfig {
@@ -61,8 +67,16 @@ struct RedisConfig {
 // Parse redis[s]://[user:password@]host[:port][/db][?l1_coherence=M&ssl_*=] or
 // unix:///path[?db=N&l1_coherence=M]
 // (percent-decoding user and password). Anything malformed throws
-// CACHEKIT_EINVAL with a clear message.
-RedisConfig parse_redis_url(std::string_view url);
+// CACHEKIT_EINVAL with a clear message. `tls` holds the caller's TLS options
+// (cachekit_backend_options' tls_* fields): the URL's ssl_* parameters are
+// applied over them (the URL wins, as in redis-py's from_url), tls.enabled
+// makes a redis:// URL a TLS one, and any of them set on a unix:// URL or on
+// a redis:// URL without TLS is CACHEKIT_EINVAL.
+RedisConfig parse_redis_url(std::string_view url, const RedisTls &tls = {});
+// parse_redis_url of a URL that another scheme's parser (cluster, sentinel)
+// made from its pieces: a problem is "invalid <kind> URL: ...", named as
+// the URL the user wrote.
+RedisConfig parse_redis_url_part(const std::string &url, const char *kind, const RedisTls &tls = {});
 
 std::unique_ptr<Backend> open_redis(const RedisConfig &config);
 

@@ -102,15 +102,7 @@ RedisTls::CertReqs parse_cert_reqs(std::string_view value) {
 // name=value&... ; `unix` also takes db, username and password.
 void parse_query(std::string_view query, RedisConfig &config, bool unix) {
     const bool tls = config.tls.enabled;
-    while (!query.empty()) {
-        size_t amp = query.find('&');
-        std::string_view param = query.substr(0, amp);
-        query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-        if (param.empty()) continue;
-        size_t eq = param.find('=');
-        if (eq == std::string_view::npos) bad_url("query parameter \"" + std::string(param) + "\" has no value");
-        std::string_view name = param.substr(0, eq);
-        std::string_view value = param.substr(eq + 1);
+    each_query_param(query, [&](std::string_view name, std::string_view value, std::string_view) {
         if (name == "l1_coherence") config.l1_coherence = parse_coherence(value);
         // rediss:// only: redis-py's names.
         else if (tls && name == "ssl_cert_reqs") config.tls.cert_reqs = parse_cert_reqs(value);
@@ -129,15 +121,16 @@ void parse_query(std::string_view query, RedisConfig &config, bool unix) {
                     "\" (known: l1_coherence, ssl_cert_reqs, ssl_ca_certs, ssl_ca_path, ssl_certfile, ssl_keyfile, "
                     "ssl_check_hostname; put the database in the path: /N)");
         else if (name.substr(0, 4) == "ssl_")
-            bad_url("\"" + std::string(name) + "\" needs TLS: use rediss://");
+            bad_url("\"" + std::string(name) + "\" needs TLS: use rediss:// (or the tls option)");
         else
             bad_url("unknown query parameter \"" + std::string(name) + "\" (known: l1_coherence; put the database in the path: /N)");
-    }
+    }, [](std::string_view part) { bad_url("query parameter \"" + std::string(part) + "\" has no value"); });
 }
 
-RedisConfig parse_tcp(std::string_view rest, bool tls) {
+RedisConfig parse_tcp(std::string_view rest, bool tls, const RedisTls &base) {
     RedisConfig config;
-    config.tls.enabled = tls;
+    config.tls = base;  // the query's ssl_* parameters override these
+    config.tls.enabled = tls || base.enabled;
     // authority = everything up to the path, query or fragment.
     size_t end = rest.find_first_of("/?#");
     std::string_view authority = rest.substr(0, end);
@@ -232,25 +225,43 @@ RedisConfig parse_unix(std::string_view rest) {
 
 }  // namespace
 
-RedisConfig parse_redis_url(std::string_view url) {
+RedisConfig parse_redis_url(std::string_view url, const RedisTls &tls) {
     if (url.empty()) bad_url("empty URL");
     check_chars(url);
-    if (starts_with_nocase(url, "rediss://")) {
-        RedisConfig config = parse_tcp(url.substr(9), true);
-        if (config.l1_coherence != CoherenceMode::Off)
-            bad_url("L1 coherence over TLS is not supported yet (drop l1_coherence or set it to off)");
+    const bool rediss = starts_with_nocase(url, "rediss://");
+    if (rediss || starts_with_nocase(url, "redis://")) {
+        RedisConfig config = parse_tcp(url.substr(rediss ? 9 : 8), rediss, tls);
+        // The options alone must not leave a plain connection the caller meant to secure.
+        if (!config.tls.enabled) {
+            if (tls.any_set())
+                fail(CACHEKIT_EINVAL, "TLS options (tls_*) on a redis:// URL without TLS: set tls = 1 or use rediss://");
+            return config;
+        }
         if (config.tls.cert_reqs == RedisTls::CertReqs::None && config.tls.check_hostname > 0)
             bad_url("ssl_check_hostname=true needs ssl_cert_reqs=required or optional");
         if (!config.tls.keyfile.empty() && config.tls.certfile.empty()) bad_url("ssl_keyfile needs ssl_certfile");
         return config;
     }
-    if (starts_with_nocase(url, "redis://")) return parse_tcp(url.substr(8), false);
-    if (starts_with_nocase(url, "unix://")) return parse_unix(url.substr(7));
+    if (starts_with_nocase(url, "unix://")) {
+        if (tls.any_set()) fail(CACHEKIT_EINVAL, "TLS options (tls_*) do not apply to a unix:// socket");
+        return parse_unix(url.substr(7));
+    }
     size_t colon = url.find("://");
     if (colon == std::string_view::npos)
         bad_url("no scheme (want redis://host[:port][/db], rediss://... or unix:///path/to.sock)");
     std::string scheme(url.substr(0, colon));
     bad_url("unknown scheme \"" + scheme + "://\" (want redis://, rediss:// or unix://)");
+}
+
+RedisConfig parse_redis_url_part(const std::string &url, const char *kind, const RedisTls &tls) {
+    try {
+        return parse_redis_url(url, tls);
+    } catch (const Error &e) {
+        std::string why = e.what();
+        const std::string lead = "invalid Redis URL: ";
+        if (why.compare(0, lead.size(), lead) == 0) why.erase(0, lead.size());
+        fail(e.code(), "invalid " + std::string(kind) + " URL: " + why);
+    }
 }
 
 }  // namespace cachekit::l2

@@ -6,17 +6,23 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "l2/redis/redis_backend.hpp"
 
 typedef struct ssl_st SSL;
 typedef struct ssl_ctx_st SSL_CTX;
+typedef struct ssl_session_st SSL_SESSION;
 
 namespace cachekit::l2::tls {
 
 // The shared client context. Bad files (CA, certificate, key) throw
-// CACHEKIT_EINVAL naming the path.
+// CACHEKIT_EINVAL naming the path. It keeps the newest session the server
+// gave (a TLS 1.3 ticket, or a 1.2 session id) and offers it on the next
+// connection: a reconnect resumes instead of a full handshake. Contexts are
+// per server (a pool, a feed session), so a session is only offered to the
+// server, and the host name, it was verified for.
 class Context {
 public:
     Context(const RedisTls &settings, std::string host);
@@ -28,8 +34,21 @@ public:
     // throws CACHEKIT_ETIMEOUT, a failure CACHEKIT_EBACKEND with OpenSSL's
     // reason; `where` names the server in both.
     SSL *connect(int fd, std::chrono::steady_clock::time_point until, const std::string &where) const;
+    // The same session, not yet handshaken, for an owner of a non-blocking
+    // socket that drives handshake() itself. Throws as connect().
+    SSL *session(int fd, const std::string &where) const;
+
+    // Whether a handshake resumed a session (for tests and benchmarks).
+    static bool resumed(SSL *ssl);
 
 private:
+    static int keep_session(SSL *ssl, SSL_SESSION *session);
+    void offer_session(SSL *ssl) const;
+
+    // try_lock only: a child forked while another thread held the lock does
+    // a full handshake instead of waiting forever.
+    mutable std::mutex session_mu_;
+    SSL_SESSION *session_ = nullptr;  // under session_mu_; ours (one reference)
     SSL_CTX *ctx_ = nullptr;
     std::string host_;
     bool check_host_;
@@ -44,6 +63,16 @@ void forget(SSL *ssl) noexcept;
 constexpr long kWouldBlock = -1;  // the socket timeout passed (or EINTR): retry or time out
 constexpr long kClosed = -2;      // the peer closed the connection (EOF, close_notify)
 constexpr long kFailed = -3;      // an I/O or protocol error; why() says which
+
+// One step of the handshake on a non-blocking socket: 0 done, kWantRead or
+// kWantWrite (poll for that, then call again), kFailed with why() set to
+// OpenSSL's reason (and the certificate check's).
+constexpr long kWantRead = -4;
+constexpr long kWantWrite = -5;
+long handshake(SSL *ssl);
+// Decrypted bytes read from the socket but not yet by read(): poll cannot
+// see them.
+bool pending(SSL *ssl);
 
 long read(SSL *ssl, char *buf, size_t len);
 // Writes all of buf or nothing (retry with the same arguments on kWouldBlock).

@@ -137,6 +137,10 @@ Context::Context(const RedisTls &settings, std::string host)
         SSL_CTX_set_mode(ctx_, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_AUTO_RETRY);
         SSL_CTX_set_verify(ctx_, settings.cert_reqs == RedisTls::CertReqs::None ? SSL_VERIFY_NONE : SSL_VERIFY_PEER,
                            nullptr);
+        // Sessions reach keep_session, not OpenSSL's own client cache.
+        SSL_CTX_set_app_data(ctx_, this);
+        SSL_CTX_set_session_cache_mode(ctx_, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+        SSL_CTX_sess_set_new_cb(ctx_, keep_session);
         if (!settings.ca_certs.empty() || !settings.ca_path.empty()) {
             if (!settings.ca_certs.empty() &&
                 SSL_CTX_load_verify_locations(ctx_, settings.ca_certs.c_str(), nullptr) != 1)
@@ -164,18 +168,36 @@ Context::Context(const RedisTls &settings, std::string host)
     ERR_clear_error();
 }
 
-Context::~Context() { SSL_CTX_free(ctx_); }
+Context::~Context() {
+    SSL_CTX_set_app_data(ctx_, nullptr);  // an SSL that outlives us keeps the SSL_CTX: no callback to us
+    SSL_SESSION_free(session_);
+    SSL_CTX_free(ctx_);
+}
 
-SSL *Context::connect(int fd, std::chrono::steady_clock::time_point until, const std::string &where) const {
-    using std::chrono::duration_cast;
-    using std::chrono::microseconds;
+// OpenSSL's new-session callback, on the thread of the connection that got
+// it: 1 keeps the reference OpenSSL hands over.
+int Context::keep_session(SSL *ssl, SSL_SESSION *session) {
+    auto *self = static_cast<Context *>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
+    if (self == nullptr || !self->session_mu_.try_lock()) return 0;
+    SSL_SESSION *old = self->session_;
+    self->session_ = session;
+    self->session_mu_.unlock();
+    SSL_SESSION_free(old);
+    return 1;
+}
+
+void Context::offer_session(SSL *ssl) const {
+    if (!session_mu_.try_lock()) return;
+    if (session_ != nullptr) SSL_set_session(ssl, session_);  // takes its own reference
+    session_mu_.unlock();
+}
+
+bool Context::resumed(SSL *ssl) { return SSL_session_reused(ssl) == 1; }
+
+SSL *Context::session(int fd, const std::string &where) const {
     ERR_clear_error();
     SSL *ssl = SSL_new(ctx_);
     if (ssl == nullptr) throw std::bad_alloc();
-    auto give_up = [&](int code, const std::string &why) {
-        SSL_free(ssl);
-        fail(code, where + ": TLS handshake " + why);
-    };
     const BIO_METHOD *method = socket_method();
     BIO *bio = method ? BIO_new(method) : nullptr;
     if (bio == nullptr) {
@@ -183,38 +205,71 @@ SSL *Context::connect(int fd, std::chrono::steady_clock::time_point until, const
         throw std::bad_alloc();
     }
     BIO_set_data(bio, reinterpret_cast<void *>(static_cast<intptr_t>(fd)));
-    SSL_set_bio(ssl, bio, bio);  // one reference, owned by ssl; the fd stays hiredis's
+    SSL_set_bio(ssl, bio, bio);  // one reference, owned by ssl; the fd stays its opener's
     if (!ip_host_ && !host_.empty()) SSL_set_tlsext_host_name(ssl, host_.c_str());
+    offer_session(ssl);
     if (check_host_) {
         X509_VERIFY_PARAM *param = SSL_get0_param(ssl);
         X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
         int ok = ip_host_ ? X509_VERIFY_PARAM_set1_ip_asc(param, host_.c_str())
                           : X509_VERIFY_PARAM_set1_host(param, host_.c_str(), 0);
-        if (ok != 1) give_up(CACHEKIT_EBACKEND, "failed: cannot check the host name \"" + host_ + "\"");
+        if (ok != 1) {
+            SSL_free(ssl);
+            fail(CACHEKIT_EBACKEND, where + ": TLS handshake failed: cannot check the host name \"" + host_ + "\"");
+        }
     }
+    return ssl;
+}
+
+SSL *Context::connect(int fd, std::chrono::steady_clock::time_point until, const std::string &where) const {
+    using std::chrono::duration_cast;
+    using std::chrono::microseconds;
+    SSL *ssl = session(fd, where);
     for (;;) {
         const long long left = duration_cast<microseconds>(until - std::chrono::steady_clock::now()).count();
-        if (left <= 0) give_up(CACHEKIT_ETIMEOUT, "timed out");
+        if (left <= 0) {
+            SSL_free(ssl);
+            fail(CACHEKIT_ETIMEOUT, where + ": TLS handshake timed out");
+        }
         set_timeout(fd, left);
-        errno = 0;
-        const int rc = SSL_connect(ssl);
-        if (rc == 1) return ssl;
-        const int saved = errno;
-        const int kind = SSL_get_error(ssl, rc);
-        if (kind == SSL_ERROR_WANT_READ || kind == SSL_ERROR_WANT_WRITE) continue;
-        if (kind == SSL_ERROR_SYSCALL && (saved == EINTR || saved == EAGAIN || saved == EWOULDBLOCK) &&
-            ERR_peek_error() == 0)
-            continue;
-        std::string reason = drain_errors();
-        const long verify = SSL_get_verify_result(ssl);
-        if (verify != X509_V_OK) reason += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
-        if (reason.empty())
-            reason = saved != 0 ? std::strerror(saved) : "the server closed the connection";
-        give_up(CACHEKIT_EBACKEND, "failed: " + reason);
+        const long step = handshake(ssl);
+        if (step == 0) return ssl;
+        if (step == kFailed) {
+            SSL_free(ssl);
+            fail(CACHEKIT_EBACKEND, where + ": TLS handshake failed: " + t_why);
+        }
     }
 }
 
-void forget(SSL *ssl) noexcept { SSL_free(ssl); }
+long handshake(SSL *ssl) {
+    ERR_clear_error();
+    errno = 0;
+    const int rc = SSL_connect(ssl);
+    if (rc == 1) return 0;
+    const int saved = errno;
+    const int kind = SSL_get_error(ssl, rc);
+    if (kind == SSL_ERROR_WANT_READ) return kWantRead;
+    if (kind == SSL_ERROR_WANT_WRITE) return kWantWrite;
+    // A blocking socket's timeout (or a signal) is a want too: the caller times it.
+    if (kind == SSL_ERROR_SYSCALL && (saved == EINTR || saved == EAGAIN || saved == EWOULDBLOCK) &&
+        ERR_peek_error() == 0)
+        return kWantRead;
+    std::string reason = drain_errors();
+    const long verify = SSL_get_verify_result(ssl);
+    if (verify != X509_V_OK) reason += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
+    if (reason.empty()) reason = saved != 0 ? std::strerror(saved) : "the server closed the connection";
+    t_why = reason;
+    return kFailed;
+}
+
+bool pending(SSL *ssl) { return SSL_pending(ssl) > 0; }
+
+void forget(SSL *ssl) noexcept {
+    // Flags only, nothing written: without them SSL_free would mark the
+    // session unresumable, as after a connection cut by an error.
+    SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    SSL_free(ssl);
+}
 
 long read(SSL *ssl, char *buf, size_t len) {
     ERR_clear_error();

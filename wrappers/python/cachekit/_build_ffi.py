@@ -149,8 +149,20 @@ typedef struct cachekit_backend_options {
     uint64_t file_max_entries;
     uint64_t file_max_value_bytes;
     uint64_t max_reply_bytes;
+    int tls;
+    int tls_cert_reqs;
+    int tls_check_hostname;
+    const char *tls_ca_certs;
+    const char *tls_ca_path;
+    const char *tls_certfile;
+    const char *tls_keyfile;
     ...;
 } cachekit_backend_options;
+#define CACHEKIT_TLS_CERT_REQUIRED ...
+#define CACHEKIT_TLS_CERT_OPTIONAL ...
+#define CACHEKIT_TLS_CERT_NONE ...
+#define CACHEKIT_TLS_CHECK_HOSTNAME_YES ...
+#define CACHEKIT_TLS_CHECK_HOSTNAME_NO ...
 int cachekit_backend_options_init(cachekit_backend_options *opts, size_t struct_size);
 int cachekit_backend_open(cachekit_backend **out, const char *url, const cachekit_backend_options *opts);
 void cachekit_backend_free(cachekit_backend *backend);

@@ -293,17 +293,90 @@ def msgpack_check(data: bytes, max_depth: int = 0) -> None:
 # Backends (raw L2 handles; for tests, tools and sharing)
 # ---------------------------------------------------------------------------
 
+# redis-py's TLS keywords, as Backend, CoreCache(tls=...) and RedisBackend take them.
+TLS_KEYWORDS = ("ssl", "ssl_cert_reqs", "ssl_ca_certs", "ssl_ca_path", "ssl_certfile", "ssl_keyfile",
+                "ssl_check_hostname")
+
+_CERT_REQS = {"required": lib.CACHEKIT_TLS_CERT_REQUIRED, "optional": lib.CACHEKIT_TLS_CERT_OPTIONAL,
+              "none": lib.CACHEKIT_TLS_CERT_NONE}
+
+
+def tls_options(**kw: Any) -> dict[str, Any]:
+    """The TLS keywords that are set (None and ssl=False are unset), checked by type:
+    a typo'd or unknown keyword is a TypeError, as a mistyped keyword argument is."""
+    unknown = set(kw) - set(TLS_KEYWORDS)
+    if unknown:
+        raise TypeError(f"unexpected TLS keyword(s): {', '.join(sorted(unknown))}")
+    return {k: v for k, v in kw.items() if v is not None and not (k == "ssl" and v is False)}
+
+
+def _cert_reqs_name(value: Any) -> str:
+    # redis-py takes "required"/"optional"/"none" and ssl.CERT_* (an IntEnum 0 none, 1 optional, 2 required).
+    import ssl as _ssl
+    if isinstance(value, _ssl.VerifyMode):
+        return {_ssl.CERT_REQUIRED: "required", _ssl.CERT_OPTIONAL: "optional", _ssl.CERT_NONE: "none"}[value]
+    if isinstance(value, str) and value.lower() in _CERT_REQS:
+        return value.lower()
+    raise ConfigurationError(lib.CACHEKIT_EINVAL, f'ssl_cert_reqs must be "required", "optional", "none" or an '
+                             f"ssl.CERT_* value, got {value!r}")
+
+
+def _set_tls(bo: Any, tls: Optional[dict[str, Any]], keep: list) -> None:
+    """Copy redis-py's TLS keywords into the cachekit_backend_options `bo`; the C strings
+    go to `keep`, alive until the open has copied them."""
+    if not tls:
+        return
+    import os as _os
+    opts = tls_options(**tls)
+
+    def path(name: str) -> Any:
+        v = opts.get(name)
+        if v is None:
+            return ffi.NULL
+        if not isinstance(v, (str, bytes, _os.PathLike)):
+            raise TypeError(f"{name} must be a path (str or os.PathLike), got {type(v).__name__}")
+        raw = _os.fsencode(v)
+        if b"\0" in raw:
+            raise ConfigurationError(lib.CACHEKIT_EINVAL, f"{name} contains a NUL byte")
+        p = ffi.new("char[]", raw)
+        keep.append(p)
+        return p
+
+    if "ssl" in opts:
+        if not isinstance(opts["ssl"], bool):
+            raise TypeError(f"ssl must be a bool, got {type(opts['ssl']).__name__}")
+        bo.tls = 1
+    if "ssl_cert_reqs" in opts:
+        bo.tls_cert_reqs = _CERT_REQS[_cert_reqs_name(opts["ssl_cert_reqs"])]
+    if "ssl_check_hostname" in opts:
+        if not isinstance(opts["ssl_check_hostname"], bool):
+            raise TypeError(f"ssl_check_hostname must be a bool, got {type(opts['ssl_check_hostname']).__name__}")
+        bo.tls_check_hostname = (lib.CACHEKIT_TLS_CHECK_HOSTNAME_YES if opts["ssl_check_hostname"]
+                                 else lib.CACHEKIT_TLS_CHECK_HOSTNAME_NO)
+    bo.tls_ca_certs = path("ssl_ca_certs")
+    bo.tls_ca_path = path("ssl_ca_path")
+    bo.tls_certfile = path("ssl_certfile")
+    bo.tls_keyfile = path("ssl_keyfile")
+
+
 class Backend:
-    """A raw L2 backend handle (cachekit_backend_open)."""
+    """A raw L2 backend handle (cachekit_backend_open). The ssl* keywords are redis-py's
+    (docs/redis.md "TLS as options"); the URL's own ssl_* parameters win over them."""
 
     def __init__(self, url: str, *, command_timeout_ms: int = 0, connect_timeout_ms: int = 0,
-                 fail_closed: bool = False) -> None:
+                 fail_closed: bool = False, ssl: Optional[bool] = None, ssl_cert_reqs: Any = None,
+                 ssl_ca_certs: Any = None, ssl_ca_path: Any = None, ssl_certfile: Any = None,
+                 ssl_keyfile: Any = None, ssl_check_hostname: Optional[bool] = None) -> None:
         err = _new_err()
         opts = ffi.new("cachekit_backend_options *")
         _check(lib.cachekit_backend_options_init_ex(opts, ffi.sizeof("cachekit_backend_options"), err), err)
         opts.command_timeout_ms = command_timeout_ms
         opts.connect_timeout_ms = connect_timeout_ms
         opts.fail_closed = 1 if fail_closed else 0
+        keep: list = []
+        _set_tls(opts, dict(ssl=ssl, ssl_cert_reqs=ssl_cert_reqs, ssl_ca_certs=ssl_ca_certs, ssl_ca_path=ssl_ca_path,
+                            ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
+                            ssl_check_hostname=ssl_check_hostname), keep)
         out = ffi.new("cachekit_backend **")
         _check(lib.cachekit_backend_open_ex(out, url.encode("utf-8"), opts, err), err)
         self._h = out[0]
@@ -521,7 +594,7 @@ class CoreCache:
                  load_timeout_ms: int = 0, breaker_failures: int = 0, breaker_successes: int = 0,
                  breaker_half_open_calls: int = 0, breaker_recovery_ms: int = 0, max_concurrency: int = 0,
                  backpressure_wait_ms: int = 0, refresh_ttl_on_get: float = 0.0,
-                 l1_admission: Optional[str] = None) -> None:
+                 l1_admission: Optional[str] = None, tls: Optional[dict[str, Any]] = None) -> None:
         err = _new_err()
         o = ffi.new("cachekit_cache_options *")
         _check(lib.cachekit_cache_options_init_ex(o, ffi.sizeof("cachekit_cache_options"), err), err)
@@ -572,6 +645,7 @@ class CoreCache:
         bo.breaker_recovery_ms = int(breaker_recovery_ms)
         bo.max_concurrency = int(max_concurrency)
         bo.backpressure_wait_ms = int(backpressure_wait_ms)
+        _set_tls(bo, tls, keep)  # redis-py's ssl* keywords (a RedisBackend's)
         o.backend_options = bo  # read during cachekit_cache_new only; `bo` lives until then
         out = ffi.new("cachekit_cache **")
         try:

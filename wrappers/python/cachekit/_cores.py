@@ -12,6 +12,7 @@ from cachekit._codec import AUTO_SERIALIZERS
 from cachekit._config import _UNSET, _backend_url, _secret_id
 from cachekit._core import Backend, ConfigurationError, CoreCache, lib
 from cachekit._defaults import get_default_backend
+from cachekit._urlbackend import CoreUrlBackend
 from cachekit._userbackend import is_user_backend, make_core
 
 _ZERO_CONFIG_TENANT = "default"  # the reference Redis provider's tenant when no request context sets one
@@ -193,6 +194,7 @@ class CoreMixin:
         backend_obj = None
         user_backend = None
         url: Optional[str] = None
+        tls: dict[str, Any] = {}  # a RedisBackend's TLS keywords
         key_prefix: Optional[str] = None
         if (backend is not _UNSET and l1 and _options.listener_enabled()
                 and not (isinstance(backend, str) and "l1_coherence=" in backend)):
@@ -205,6 +207,7 @@ class CoreMixin:
                 _refuse_interop_prefix(backend)
         elif backend is not _UNSET:
             url = _backend_url(backend)
+            tls = backend.core_tls if isinstance(backend, CoreUrlBackend) else {}
         else:
             # Unset: the core resolves the environment. The reference SDK's
             # zero-configuration Redis provider prefixes keys with t:{tenant}:, its
@@ -225,11 +228,12 @@ class CoreMixin:
                _secret_id(master_key), tenant, key_prefix, l1, l1_bytes, swr, self.swr_ratio if swr else 0.0, fail_closed,
                os.environ.get("CACHEKIT_REDIS_URL"), os.environ.get("CACHEKIT_FILE_CACHE_DIR"),
                os.environ.get("REDIS_URL"), l1_admission, os.environ.get("CACHEKIT_L1_ADMISSION"),
-               _secret_id(os.environ.get("CACHEKIT_MASTER_KEY")) if encryption else None, auto_serializer)
+               _secret_id(os.environ.get("CACHEKIT_MASTER_KEY")) if encryption else None, auto_serializer,
+               tuple(sorted((k, str(v)) for k, v in tls.items())))
         return cfg, dict(backend_url=url, backend=backend_obj, interop=interop, auto_serializer=auto_serializer,
                          integrity=None if interop else self.integrity, encryption=encryption, master_key=master_key,
                          tenant=tenant, key_prefix=key_prefix, l1=l1, l1_max_bytes=l1_bytes,
                          l1_admission=l1_admission, swr=swr,
                          swr_threshold_ratio=self.swr_ratio if swr else 0.0, fail_closed=fail_closed,
-                         **tuning, **({"user_backend": user_backend, "default_ttl": self.core_ttl}
+                         **({"tls": tls} if tls else {}), **tuning, **({"user_backend": user_backend, "default_ttl": self.core_ttl}
                                       if user_backend is not None else {}))

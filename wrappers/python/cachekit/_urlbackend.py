@@ -12,14 +12,16 @@ import threading
 import time
 from typing import Any, Optional
 
-from cachekit._core import Backend, BackendError, ConfigurationError, lib
+from cachekit._core import Backend, BackendError, ConfigurationError, lib, tls_options
 
 
 class CoreUrlBackend:
-    """Base of the classes whose L2 is one of the core's backends, named by `url`."""
+    """Base of the classes whose L2 is one of the core's backends, named by `url`, with
+    redis-py's TLS keywords (`tls`, see cachekit._core.TLS_KEYWORDS) when set."""
 
-    def __init__(self, url: str) -> None:
-        Backend(url).close()  # the core checks the URL now (it does not connect)
+    def __init__(self, url: str, tls: Optional[dict[str, Any]] = None) -> None:
+        self._core_tls = tls_options(**(tls or {}))
+        Backend(url, **self._core_tls).close()  # the core checks the URL and TLS options now (it does not connect)
         self._core_url = url
         self._raw: Optional[Backend] = None
         self._raw_pid = 0
@@ -30,11 +32,16 @@ class CoreUrlBackend:
         """The URL the decorator opens (may hold a password: never logged)."""
         return self._core_url
 
+    @property
+    def core_tls(self) -> dict[str, Any]:
+        """The TLS keywords that are set (a copy), for the cache the decorator opens."""
+        return dict(self._core_tls)
+
     def _backend(self) -> Backend:
         with self._lock:
             if self._raw is None or self._raw_pid != os.getpid():
                 # A forked child never uses its parent's handle (its sockets are the parent's).
-                self._raw, self._raw_pid = Backend(self._core_url, fail_closed=True), os.getpid()
+                self._raw, self._raw_pid = Backend(self._core_url, fail_closed=True, **self._core_tls), os.getpid()
             return self._raw
 
     def get(self, key: str) -> Optional[bytes]:

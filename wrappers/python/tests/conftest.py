@@ -73,11 +73,11 @@ def _free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, tmp: str) -> None:
+    def __init__(self, tmp: str, extra_args: tuple[str, ...] = ()) -> None:
         self.port = _free_port()
         self.proc = subprocess.Popen(
             [shutil.which("redis-server") or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no", "--dir", tmp],
+             "--save", "", "--appendonly", "no", "--dir", tmp, *extra_args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
         while time.time() < deadline:
@@ -116,6 +116,58 @@ def redis_server(tmp_path_factory):
     if not shutil.which("redis-server"):
         pytest.skip("redis-server is not installed")
     srv = RedisServer(str(tmp_path_factory.mktemp("redis")))
+    yield srv
+    srv.stop()
+
+
+def make_tls_certs(d: str) -> bool:
+    """Throwaway CAs "ca" and "other-ca", a server cert for 127.0.0.1 and localhost and
+    a client cert from "ca" (<d>/<name>.crt/.key), with the openssl CLI, as
+    tests/redis/tls_certs.hpp makes them. False when openssl fails."""
+    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+    def run(*args: str) -> bool:
+        return subprocess.run(["openssl", *args], cwd=d, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0
+
+    def leaf(name: str, issuer: str, ext: str) -> bool:
+        with open(os.path.join(d, name + ".ext"), "w") as f:
+            f.write(ext + "\n")
+        return (run("req", *key, "-keyout", name + ".key", "-out", name + ".csr", "-subj", "/CN=" + name)
+                and run("x509", "-req", "-in", name + ".csr", "-CA", issuer + ".crt", "-CAkey", issuer + ".key",
+                        "-CAcreateserial", "-days", "2", "-out", name + ".crt", "-extfile", name + ".ext"))
+
+    return (all(run("req", "-x509", *key, "-keyout", n + ".key", "-out", n + ".crt", "-days", "2", "-subj", "/CN=" + n)
+                for n in ("ca", "other-ca"))
+            and leaf("server", "ca", "subjectAltName=DNS:localhost,IP:127.0.0.1")
+            and leaf("client", "ca", "extendedKeyUsage=clientAuth"))
+
+
+class TlsRedis:
+    """A redis-server with a TLS port that wants client certificates (mutual TLS)."""
+
+    def __init__(self, tmp: str, certs: str) -> None:
+        self.certs = certs
+        self.tls_port = _free_port()
+        self.server = RedisServer(tmp, ("--tls-port", str(self.tls_port), "--tls-cert-file", self.file("server.crt"),
+                                        "--tls-key-file", self.file("server.key"), "--tls-ca-cert-file",
+                                        self.file("ca.crt"), "--tls-auth-clients", "yes"))
+
+    def file(self, name: str) -> str:
+        return os.path.join(self.certs, name)
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+@pytest.fixture(scope="session")
+def tls_redis(tmp_path_factory):
+    if not shutil.which("redis-server") or not shutil.which("openssl"):
+        pytest.skip("redis-server or the openssl CLI is not installed")
+    certs = str(tmp_path_factory.mktemp("tls-certs"))
+    if not make_tls_certs(certs):
+        pytest.skip("cannot make test certificates with the openssl CLI")
+    srv = TlsRedis(str(tmp_path_factory.mktemp("redis-tls")), certs)
     yield srv
     srv.stop()
 

@@ -67,6 +67,11 @@ pub const CACHEKIT_MAX_PREVIOUS_KEYS: usize = 3;
 pub const CACHEKIT_BREAKER_CLOSED: c_int = 0;
 pub const CACHEKIT_BREAKER_OPEN: c_int = 1;
 pub const CACHEKIT_BREAKER_HALF_OPEN: c_int = 2;
+pub const CACHEKIT_TLS_CERT_REQUIRED: c_int = 0;
+pub const CACHEKIT_TLS_CERT_OPTIONAL: c_int = 1;
+pub const CACHEKIT_TLS_CERT_NONE: c_int = 2;
+pub const CACHEKIT_TLS_CHECK_HOSTNAME_YES: c_int = 1;
+pub const CACHEKIT_TLS_CHECK_HOSTNAME_NO: c_int = -1;
 pub const CACHEKIT_MAX_NAMESPACE_SIZE: u32 = 1024;
 pub const CACHEKIT_DEFAULT: c_int = 0;
 pub const CACHEKIT_ON: c_int = 1;
@@ -160,7 +165,7 @@ pub struct cachekit_derived_keys {
 }
 
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct cachekit_backend_options {
     pub struct_size: usize,
     pub pool_size: u32,
@@ -178,6 +183,46 @@ pub struct cachekit_backend_options {
     pub file_max_entries: u64,
     pub file_max_value_bytes: u64,
     pub max_reply_bytes: u64,
+    pub tls: c_int,
+    pub tls_cert_reqs: c_int,
+    pub tls_check_hostname: c_int,
+    pub tls_ca_certs: *const c_char,
+    pub tls_ca_path: *const c_char,
+    pub tls_certfile: *const c_char,
+    pub tls_keyfile: *const c_char,
+}
+
+// By hand: raw pointers have no Default. All zero and NULL, as
+// CACHEKIT_BACKEND_OPTIONS_INIT but struct_size (set it, or call
+// cachekit_backend_options_init).
+impl Default for cachekit_backend_options {
+    fn default() -> Self {
+        cachekit_backend_options {
+            struct_size: 0,
+            pool_size: 0,
+            connect_timeout_ms: 0,
+            command_timeout_ms: 0,
+            breaker_failures: 0,
+            breaker_recovery_ms: 0,
+            breaker_half_open_calls: 0,
+            breaker_successes: 0,
+            breaker_disabled: 0,
+            fail_closed: 0,
+            max_concurrency: 0,
+            backpressure_wait_ms: 0,
+            file_max_bytes: 0,
+            file_max_entries: 0,
+            file_max_value_bytes: 0,
+            max_reply_bytes: 0,
+            tls: 0,
+            tls_cert_reqs: 0,
+            tls_check_hostname: 0,
+            tls_ca_certs: core::ptr::null(),
+            tls_ca_path: core::ptr::null(),
+            tls_certfile: core::ptr::null(),
+            tls_keyfile: core::ptr::null(),
+        }
+    }
 }
 
 #[repr(C)]

@@ -4,6 +4,7 @@ use crate::{Cache, Error};
 use core::ptr::{null, null_mut, NonNull};
 use libcachekit_sys as sys;
 use std::ffi::CString;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// How values are stored in L2.
@@ -29,6 +30,30 @@ pub enum L1Admission {
     /// W-TinyLFU: an entry leaving a small window replaces the least recently
     /// used one only if it was read more often. Keeps a hot set through scans.
     TinyLfu,
+}
+
+/// Whether the Redis server's certificate is verified (redis-py's
+/// `ssl_cert_reqs`; cachekit_backend_options.tls_cert_reqs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslCertReqs {
+    /// Verify it (the default).
+    Required,
+    /// Verify it too: for a client, Python's `ssl` treats both the same.
+    Optional,
+    /// Accept any certificate (and check no host name).
+    None,
+}
+
+/// The TLS settings of the backend (cachekit_backend_options' tls_* fields).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Tls {
+    ssl: bool,
+    cert_reqs: Option<SslCertReqs>,
+    check_hostname: Option<bool>,
+    ca_certs: Option<PathBuf>,
+    ca_path: Option<PathBuf>,
+    certfile: Option<PathBuf>,
+    keyfile: Option<PathBuf>,
 }
 
 /// Where L2 lives.
@@ -67,6 +92,7 @@ pub struct CacheBuilder {
     command_timeout: Option<Duration>,
     connect_timeout: Option<Duration>,
     pool_size: u32,
+    tls: Tls,
 }
 
 fn switch(v: Option<bool>) -> core::ffi::c_int {
@@ -118,6 +144,7 @@ impl Default for CacheBuilder {
             command_timeout: None,
             connect_timeout: None,
             pool_size: 0,
+            tls: Tls::default(),
         }
     }
 }
@@ -296,6 +323,54 @@ impl CacheBuilder {
         self
     }
 
+    /// TLS to Redis even for a `redis://` URL (redis-py's `ssl=True`;
+    /// `rediss://` always is). The other `ssl_*` settings need it or
+    /// `rediss://`; on any other backend they are `Error::InvalidArgument` at
+    /// `build`. A `rediss://` URL's own `ssl_*` parameters win over these,
+    /// as in redis-py's `from_url` (docs/redis.md, "TLS as options").
+    pub fn ssl(mut self, on: bool) -> Self {
+        self.tls.ssl = on;
+        self
+    }
+
+    /// Verify the server's certificate or not (default `Required`).
+    pub fn ssl_cert_reqs(mut self, reqs: SslCertReqs) -> Self {
+        self.tls.cert_reqs = Some(reqs);
+        self
+    }
+
+    /// Check that the certificate names the URL's host (default: when the
+    /// certificate is required).
+    pub fn ssl_check_hostname(mut self, on: bool) -> Self {
+        self.tls.check_hostname = Some(on);
+        self
+    }
+
+    /// PEM file of the CAs to trust (default: the system's).
+    pub fn ssl_ca_certs(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.ca_certs = Some(path.into());
+        self
+    }
+
+    /// Hashed (`c_rehash`) directory of the CAs to trust.
+    pub fn ssl_ca_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.ca_path = Some(path.into());
+        self
+    }
+
+    /// Client certificate chain (PEM), for mutual TLS.
+    pub fn ssl_certfile(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.certfile = Some(path.into());
+        self
+    }
+
+    /// The client certificate's key (PEM, unencrypted; default: in the
+    /// certificate file).
+    pub fn ssl_keyfile(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tls.keyfile = Some(path.into());
+        self
+    }
+
     /// Create the cache. A configuration the protocol does not allow is
     /// `Error::InvalidArgument`, before any C call.
     pub fn build(self) -> Result<Cache, Error> {
@@ -330,6 +405,37 @@ impl CacheBuilder {
         backend_options.command_timeout_ms = millis("command timeout", self.command_timeout)?;
         backend_options.connect_timeout_ms = millis("connect timeout", self.connect_timeout)?;
         backend_options.pool_size = self.pool_size;
+        // The C strings live until cachekit_cache_new has copied them.
+        let path = |what: &str, p: &Option<PathBuf>| -> Result<Option<CString>, Error> {
+            p.as_ref()
+                .map(|p| {
+                    let text = p
+                        .to_str()
+                        .ok_or_else(|| Error::invalid(format!("{what} {} is not UTF-8", p.display())))?;
+                    cstring(what, text)
+                })
+                .transpose()
+        };
+        let ca_certs = path("ssl_ca_certs", &self.tls.ca_certs)?;
+        let ca_path = path("ssl_ca_path", &self.tls.ca_path)?;
+        let certfile = path("ssl_certfile", &self.tls.certfile)?;
+        let keyfile = path("ssl_keyfile", &self.tls.keyfile)?;
+        let cptr = |c: &Option<CString>| c.as_ref().map_or(null(), |c| c.as_ptr());
+        backend_options.tls = self.tls.ssl as core::ffi::c_int;
+        backend_options.tls_cert_reqs = match self.tls.cert_reqs {
+            None | Some(SslCertReqs::Required) => sys::CACHEKIT_TLS_CERT_REQUIRED,
+            Some(SslCertReqs::Optional) => sys::CACHEKIT_TLS_CERT_OPTIONAL,
+            Some(SslCertReqs::None) => sys::CACHEKIT_TLS_CERT_NONE,
+        };
+        backend_options.tls_check_hostname = match self.tls.check_hostname {
+            None => 0,
+            Some(true) => sys::CACHEKIT_TLS_CHECK_HOSTNAME_YES,
+            Some(false) => sys::CACHEKIT_TLS_CHECK_HOSTNAME_NO,
+        };
+        backend_options.tls_ca_certs = cptr(&ca_certs);
+        backend_options.tls_ca_path = cptr(&ca_path);
+        backend_options.tls_certfile = cptr(&certfile);
+        backend_options.tls_keyfile = cptr(&keyfile);
 
         // SAFETY: cachekit_cache_options_init_ex fills every field.
         let mut o: sys::cachekit_cache_options = unsafe { core::mem::zeroed() };

@@ -31,7 +31,7 @@ mod types;
 mod value;
 mod values;
 
-pub use builder::{CacheBuilder, Format, L1Admission};
+pub use builder::{CacheBuilder, Format, L1Admission, SslCertReqs};
 pub use cache::{Cache, CoherenceState, ForLoad, Health, HealthState, Lookup, Stats};
 pub use error::Error;
 pub use keys::{interop_key, interop_key_raw, interop_key_with_canonical};

@@ -42,10 +42,15 @@ _UNHONOURED = {"connection_pool_size": 50, "socket_timeout": 5.0, "socket_connec
 class RedisBackend(CoreUrlBackend):
     """A Redis L2: RedisBackend(url), RedisBackend(RedisBackendConfig(...)), or
     RedisBackend() for CACHEKIT_REDIS_URL / REDIS_URL / redis://localhost:6379. Its keys
-    are bare (no tenant prefix), as the reference's explicit RedisBackend writes them."""
+    are bare (no tenant prefix), as the reference's explicit RedisBackend writes them.
+    TLS: a rediss:// URL, or redis-py's keywords (ssl=True, ssl_ca_certs=..., ssl_cert_reqs=
+    "required"|"optional"|"none" or ssl.CERT_*, ssl_ca_path, ssl_certfile, ssl_keyfile,
+    ssl_check_hostname); a URL's own ssl_* parameters win over the keywords."""
 
     def __init__(self, redis_url: Optional[Union[str, RedisBackendConfig]] = None,
-                 client_provider: Any = None) -> None:
+                 client_provider: Any = None, *, ssl: Optional[bool] = None, ssl_cert_reqs: Any = None,
+                 ssl_ca_certs: Any = None, ssl_ca_path: Any = None, ssl_certfile: Any = None,
+                 ssl_keyfile: Any = None, ssl_check_hostname: Optional[bool] = None) -> None:
         if client_provider is not None:
             raise ConfigurationError(lib.CACHEKIT_EINVAL, "RedisBackend(client_provider=...) is not taken: "
                                      "libcachekit opens and pools its own Redis connections (pass redis_url)")
@@ -62,7 +67,10 @@ class RedisBackend(CoreUrlBackend):
         if not url or not url.lower().startswith(("redis://", "unix://", "redis-cluster://", "rediss://")):
             raise ConfigurationError(lib.CACHEKIT_EINVAL, "RedisBackend needs a redis://, unix:// or "
                                      "redis-cluster:// URL")
-        super().__init__(url)
+        # redis-py's TLS keywords; a rediss:// URL's own ssl_* parameters win over them.
+        super().__init__(url, dict(ssl=ssl, ssl_cert_reqs=ssl_cert_reqs, ssl_ca_certs=ssl_ca_certs,
+                                   ssl_ca_path=ssl_ca_path, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
+                                   ssl_check_hostname=ssl_check_hostname))
 
     def _kind(self) -> str:
         return "redis"

@@ -21,6 +21,11 @@ fn binary() -> Option<PathBuf> {
 
 impl RedisServer {
     pub fn start() -> Option<RedisServer> {
+        Self::start_with(&[])
+    }
+
+    /// With more redis-server arguments (a TLS port, for example).
+    pub fn start_with(extra: &[String]) -> Option<RedisServer> {
         let Some(bin) = binary() else {
             eprintln!("SKIP: redis-server is not installed");
             return None;
@@ -49,13 +54,15 @@ impl RedisServer {
                 .arg(&dir)
                 .arg("--logfile")
                 .arg(dir.join("redis.log"))
+                .args(extra)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
                 .expect("redis-server starts");
             let deadline = Instant::now() + Duration::from_secs(10);
             while Instant::now() < deadline {
-                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                // Another test's server may have won the port: it must be ours.
+                if serves(port, child.id()) {
                     return Some(RedisServer { child, dir, port });
                 }
                 if let Ok(Some(_)) = child.try_wait() {
@@ -85,4 +92,94 @@ impl Drop for RedisServer {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Throwaway TLS material made with the openssl CLI in `dir`, as
+/// tests/redis/tls_certs.hpp makes it: CAs "ca" and "other-ca", a server
+/// certificate for 127.0.0.1 and localhost and a client certificate from "ca"
+/// (<dir>/<name>.crt/.key). False when openssl is missing or fails.
+pub fn make_tls_certs(dir: &std::path::Path) -> bool {
+    let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    let run = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    };
+    let ca = |name: &str| {
+        let (k, c, subj) = (format!("{name}.key"), format!("{name}.crt"), format!("/CN={name}"));
+        let mut args = vec!["req", "-x509"];
+        args.extend(key);
+        args.extend(["-keyout", &k, "-out", &c, "-days", "2", "-subj", &subj]);
+        run(&args)
+    };
+    let leaf = |name: &str, issuer: &str, ext: &str| {
+        if std::fs::write(dir.join(format!("{name}.ext")), format!("{ext}\n")).is_err() {
+            return false;
+        }
+        let (k, csr, c, e) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.crt"),
+            format!("{name}.ext"),
+        );
+        let (ic, ik, subj) = (format!("{issuer}.crt"), format!("{issuer}.key"), format!("/CN={name}"));
+        let mut req = vec!["req"];
+        req.extend(key);
+        req.extend(["-keyout", &k, "-out", &csr, "-subj", &subj]);
+        run(&req)
+            && run(&[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                &ic,
+                "-CAkey",
+                &ik,
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-out",
+                &c,
+                "-extfile",
+                &e,
+            ])
+    };
+    ca("ca")
+        && ca("other-ca")
+        && leaf("server", "ca", "subjectAltName=DNS:localhost,IP:127.0.0.1")
+        && leaf("client", "ca", "extendedKeyUsage=clientAuth")
+}
+
+/// Whether the server answering on `port` is process `pid` (INFO's process_id).
+fn serves(port: u16, pid: u32) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if stream.write_all(b"INFO server\r\n").is_err() {
+        return false;
+    }
+    let mut text = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while text.len() < 1 << 16 {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => text.extend_from_slice(&chunk[..n]),
+        }
+        let reply = String::from_utf8_lossy(&text);
+        if let Some(at) = reply.find("process_id:") {
+            let digits: String = reply[at + 11..].chars().take_while(|c| c.is_ascii_digit()).collect();
+            if reply[at + 11 + digits.len()..].starts_with("\r\n") {
+                return digits.parse::<u32>().ok() == Some(pid);
+            }
+        }
+    }
+    false
 }
