@@ -43,14 +43,6 @@ inline int64_t coarse_ms() {
     return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-timeval to_timeval(long long us) {
-    if (us < 1) us = 1;  // {0, 0} would mean "no timeout"
-    timeval tv;
-    tv.tv_sec = static_cast<time_t>(us / 1000000);
-    tv.tv_usec = static_cast<suseconds_t>(us % 1000000);
-    return tv;
-}
-
 bool is_timeout_errno(int e) { return e == EAGAIN || e == EWOULDBLOCK || e == ETIMEDOUT || e == EINPROGRESS; }
 
 bool is_timeout(int saved_errno, const redisContext *ctx) {
@@ -76,6 +68,14 @@ long tls_result(long n) {
 }
 
 }  // namespace
+
+timeval to_timeval(long long us) {
+    if (us < 1) us = 1;  // {0, 0} would mean "no timeout"
+    timeval tv;
+    tv.tv_sec = static_cast<time_t>(us / 1000000);
+    tv.tv_usec = static_cast<suseconds_t>(us % 1000000);
+    return tv;
+}
 
 void Link::close() noexcept {
     if (ssl) tls::forget(ssl);  // before the socket closes; no close_notify

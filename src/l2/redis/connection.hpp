@@ -10,6 +10,7 @@
 #pragma once
 
 #include <hiredis/hiredis.h>
+#include <sys/time.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -74,6 +75,8 @@ bool wait_readable(Link &link, int wait_ms);
 bool set_io_timeout(Link &link, long long us);
 // Wakes a thread blocked in this link's read (another thread may call it).
 void shut(Link &link) noexcept;
+// A socket timeout of `us` (at least 1 us: {0, 0} would mean none).
+timeval to_timeval(long long us);
 
 // ---- Connect.
 // Blocking: a TCP (keepalive on) or unix connection within connect_us.

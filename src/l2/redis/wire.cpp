@@ -6,7 +6,6 @@
 // cannot stretch it. A connection that saw an I/O error, a timeout or a
 // refused reply is marked broken (its protocol state is unknown); an error
 // reply is not an I/O error and leaves the connection usable.
-#include <sys/time.h>
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -22,14 +21,6 @@ namespace {
 using std::chrono::duration_cast;
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
-
-timeval to_timeval(long long us) {
-    if (us < 1) us = 1;  // {0, 0} would mean "no timeout"
-    timeval tv;
-    tv.tv_sec = static_cast<time_t>(us / 1000000);
-    tv.tv_usec = static_cast<suseconds_t>(us % 1000000);
-    return tv;
-}
 
 }  // namespace
 
