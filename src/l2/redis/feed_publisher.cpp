@@ -1,18 +1,15 @@
+// The publisher's thread and its one connection (connection.hpp's blocking
+// connect and transport), redone after any failure.
 #include "l2/redis/feed_publisher.hpp"
 
-#include <hiredis/hiredis.h>
-#include <poll.h>
 #include <pthread.h>
-#include <sys/socket.h>
 
-#include <cerrno>
-
+#include "l2/redis/connection.hpp"
 #include "l2/redis/feed_session.hpp"
 #include "l2/redis/redis_invalidation.hpp"
 #include "l2/redis/redis_replies.hpp"
-#include "l2/redis/resp_guard.hpp"
 #include "l2/redis/sdk_event.hpp"
-#include "l2/redis/transport.hpp"
+#include "util/error.hpp"
 #include "util/fork_hooks.hpp"
 
 namespace cachekit::l2::feed {
@@ -22,34 +19,19 @@ using redis_replies::Reply;
 
 struct Failed {};
 
-struct CtxFree {
-    void operator()(redisContext *c) const noexcept { redisFree(c); }
-};
-
 // A blocking connection (this thread serves nothing else) whose replies
-// pass a RespGuard as the sessions' do; over TLS through `ssl`, whose
-// socket waits at most kTlsIoWait in a read or write.
-constexpr int kTlsIoWaitMs = 1000;
+// pass a RespGuard as the sessions' do; over TLS its socket waits at most
+// kTlsIoWait in a read or write.
+constexpr long long kTlsIoWaitUs = 1000 * 1000;
 
 struct Conn {
-    std::unique_ptr<redisContext, CtxFree> ctx;
     std::unique_ptr<tls::Context> tls;  // for the connection's life: its session callback
-    SSL *ssl = nullptr;
-    RespGuard guard{kFeedMaxReplyBytes};
-
-    ~Conn() {
-        if (ssl) tls::forget(ssl);  // before the socket closes; no close_notify
-    }
+    redis_conn::Link link{kFeedMaxReplyBytes};  // closed (the session first) before tls goes
 
     void send(const std::vector<std::string> &args) {
         const std::string cmd = format_command(args);
-        if (ssl) {
-            if (tls::write(ssl, cmd.data(), cmd.size()) <= 0) throw Failed{};
-            return;
-        }
         for (size_t sent = 0; sent < cmd.size();) {
-            const ssize_t w = ::send(ctx->fd, cmd.data() + sent, cmd.size() - sent, MSG_NOSIGNAL);
-            if (w < 0 && errno == EINTR) continue;
+            const long w = redis_conn::send_some(link, cmd.data() + sent, cmd.size() - sent);
             if (w <= 0) throw Failed{};
             sent += size_t(w);
         }
@@ -59,25 +41,14 @@ struct Conn {
     Reply next(int wait_ms) {
         for (;;) {
             void *r = nullptr;
-            if (redisReaderGetReply(ctx->reader, &r) != REDIS_OK) throw Failed{};
+            if (redisReaderGetReply(link.ctx->reader, &r) != REDIS_OK) throw Failed{};
             if (r != nullptr) return Reply(static_cast<redisReply *>(r));
-            if (!ssl || !tls::pending(ssl)) {  // poll cannot see what OpenSSL holds
-                pollfd p{ctx->fd, POLLIN, 0};
-                const int ready = ::poll(&p, 1, wait_ms);
-                if (ready < 0 && errno == EINTR) continue;
-                if (ready <= 0) throw Failed{};
-            }
+            if (!redis_conn::wait_readable(link, wait_ms)) throw Failed{};
             char chunk[16384];
-            ssize_t n;
-            if (ssl) {
-                n = tls::read(ssl, chunk, sizeof chunk);
-                if (n == tls::kWouldBlock) continue;  // a session ticket, or a record not whole yet
-            } else {
-                n = ::recv(ctx->fd, chunk, sizeof chunk, 0);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-            }
-            if (n <= 0 || !guard.feed(chunk, size_t(n))) throw Failed{};
-            if (redisReaderFeed(ctx->reader, chunk, size_t(n)) != REDIS_OK) throw Failed{};
+            const long n = redis_conn::recv_some(link, chunk, sizeof chunk);
+            if (n == redis_conn::kWouldBlock) continue;  // a session ticket, or a record not whole yet
+            if (n <= 0 || !link.guard.feed(chunk, size_t(n))) throw Failed{};
+            if (redisReaderFeed(link.ctx->reader, chunk, size_t(n)) != REDIS_OK) throw Failed{};
         }
     }
 };
@@ -94,7 +65,7 @@ Publisher::~Publisher() {
     {
         std::lock_guard lock(mu_);
         stop_ = true;
-        if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);  // wakes a read
+        if (live_) redis_conn::shut(*live_);  // wakes a read
     }
     cv_.notify_all();
     if (thread_) thread_->join();
@@ -135,7 +106,7 @@ void Publisher::run() noexcept {
             if (stop_) return;
             batch.swap(queue_);
             if (conn && conn_generation != generation_) {  // retargeted
-                fd_ = -1;
+                live_ = nullptr;
                 conn.reset();
             }
         }
@@ -146,35 +117,25 @@ void Publisher::run() noexcept {
                     target = target_;
                     conn_generation = generation_;
                 }
-                const long long ms = target.connect_timeout.count();
-                timeval tv{time_t(ms / 1000), suseconds_t(ms % 1000 * 1000)};
                 auto c = std::make_unique<Conn>();
-                c->ctx.reset(target.unix_path.empty() ? redisConnectWithTimeout(target.host.c_str(), target.port, tv)
-                                                      : redisConnectUnixWithTimeout(target.unix_path.c_str(), tv));
-                if (!c->ctx || c->ctx->err) throw Failed{};
-                if (target.unix_path.empty()) redisEnableKeepAlive(c->ctx.get());
+                const long long connect_us = target.connect_timeout.count() * 1000;
+                redis_conn::connect_socket(c->link, target, connect_us, SteadyClock::time_point::max(), target.host);
                 if (target.tls.enabled) {
                     c->tls = std::make_unique<tls::Context>(target.tls, target.host);
-                    c->ssl = c->tls->connect(c->ctx->fd, std::chrono::steady_clock::now() + target.connect_timeout,
-                                             target.host);
-                    const timeval wait{kTlsIoWaitMs / 1000, 0};
-                    setsockopt(c->ctx->fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-                    setsockopt(c->ctx->fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
+                    redis_conn::start_tls(c->link, *c->tls, SteadyClock::now() + target.connect_timeout, target.host);
+                    redis_conn::set_io_timeout(c->link, kTlsIoWaitUs);
                 }
-                c->guard.expect_stream(ReplyShape::nested(3, kFeedMaxKeys));
+                c->link.guard.expect_stream(ReplyShape::nested(3, kFeedMaxKeys));
                 {
                     std::lock_guard lock(mu_);
                     if (stop_) return;
-                    fd_ = c->ctx->fd;
+                    live_ = &c->link;
                 }
                 conn = std::move(c);
-                if (!target.password.empty()) {
-                    std::vector<std::string> auth{"AUTH"};
-                    if (!target.username.empty()) auth.push_back(target.username);
-                    auth.push_back(target.password);
-                    conn->send(auth);
-                    if (redis_replies::is_error(*conn->next(int(std::max<long long>(1000, target.command_timeout.count() * 4)))))
-                        throw Failed{};
+                const int wait_ms = int(std::max<long long>(1000, target.command_timeout.count() * 4));
+                for (const redis_conn::HandshakeCommand &hello : redis_conn::handshake_commands(target, false)) {
+                    conn->send(hello.args);
+                    if (redis_replies::is_error(*conn->next(wait_ms)) && hello.required) throw Failed{};
                 }
             }
             for (const std::string &event : batch) conn->send({"PUBLISH", kSdkInvalidationChannel, event});
@@ -182,7 +143,7 @@ void Publisher::run() noexcept {
         } catch (...) {
             {
                 std::lock_guard lock(mu_);
-                fd_ = -1;
+                live_ = nullptr;
             }
             conn.reset();
             std::unique_lock lock(mu_);

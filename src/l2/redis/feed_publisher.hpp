@@ -17,6 +17,10 @@
 
 #include "l2/redis/redis_backend.hpp"
 
+namespace cachekit::l2::redis_conn {
+struct Link;
+}
+
 namespace cachekit::l2::feed {
 
 class Publisher {
@@ -40,7 +44,7 @@ private:
     RedisConfig target_;     // under mu_
     uint64_t generation_ = 0;  // under mu_: bumped by retarget()
     bool stop_ = false;
-    int fd_ = -1;  // the connection's, shut down by the destructor to wake a read
+    redis_conn::Link *live_ = nullptr;  // under mu_: the connection, shut down by the destructor to wake a read
     std::vector<std::string> queue_;
     static constexpr size_t kMaxQueued = 10000;
     std::unique_ptr<std::thread> thread_;  // started by the first announce()

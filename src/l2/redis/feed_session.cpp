@@ -1,9 +1,6 @@
 #include "l2/redis/feed_session.hpp"
 
-#include <sys/socket.h>
-
-#include <cerrno>
-#include <cstring>
+#include <poll.h>
 
 #include "l2/redis/redis_invalidation.hpp"
 #include "l2/redis/redis_replies.hpp"
@@ -43,19 +40,16 @@ Session::Session(RedisConfig config, WatchRequest request) : config_(std::move(c
 
 Session::~Session() { close(); }
 
-void Session::close() noexcept {
-    if (ssl_) tls::forget(ssl_);  // a forked child's copy must not write on the parent's session
-    ssl_ = nullptr;
-    tls_inflight_ = 0;
-    ctx_.reset();
-}
+// Nothing is written on the way out: a forked child's copy must not write
+// on the parent's session.
+void Session::close() noexcept { link_.close(); }
 
-int Session::fd() const noexcept { return ctx_ ? ctx_->fd : -1; }
+int Session::fd() const noexcept { return link_.fd(); }
 
 short Session::events() const noexcept {
-    if (!ctx_) return 0;
-    if (phase_ == Phase::Tls) return tls_want_ == tls::kWantWrite ? POLLOUT : POLLIN;
-    return short(POLLIN | (phase_ == Phase::Connecting || !out_.empty() ? POLLOUT : 0));
+    if (!link_.ctx) return 0;
+    if (phase_ == Phase::Connecting) return dial_.events();
+    return short(POLLIN | (!out_.empty() ? POLLOUT : 0));
 }
 
 Clock::time_point Session::next_wake() const noexcept { return deadline_; }
@@ -87,15 +81,11 @@ void Session::attempt(Clock::time_point now) {
     tracking_ = false;
     out_.clear();
     steps_.clear();
-    guard_.reset();
-    guard_.expect_stream(ReplyShape::nested(3, kFeedMaxKeys));  // command replies and pushes alike fit [kind, channel, [keys]]
     phase_ = Phase::Connecting;
     deadline_ = now + config_.connect_timeout;
-    close();
-    ctx_.reset(config_.unix_path.empty() ? redisConnectNonBlock(config_.host.c_str(), config_.port)
-                                         : redisConnectUnixNonBlock(config_.unix_path.c_str()));
-    if (!ctx_) throw std::bad_alloc();
-    if (ctx_->err) throw Lost{ctx_->errstr};
+    link_.guard.reset();
+    link_.guard.expect_stream(ReplyShape::nested(3, kFeedMaxKeys));  // command replies and pushes alike fit [kind, channel, [keys]]
+    dial_.start(link_, config_);  // closes the last attempt's connection
 }
 
 void Session::on_time(Clock::time_point now) noexcept {
@@ -103,8 +93,8 @@ void Session::on_time(Clock::time_point now) noexcept {
     try {
         switch (phase_) {
         case Phase::Backoff: attempt(now); return;
-        case Phase::Connecting: throw Lost{"connect timed out"};
-        case Phase::Tls: throw Lost{"TLS handshake timed out"};
+        case Phase::Connecting:
+            throw Lost{dial_.phase() == redis_conn::Dial::Phase::Tls ? "TLS handshake timed out" : "connect timed out"};
         case Phase::Handshake: throw Lost{"handshake step timed out"};
         case Phase::Subscribing: throw Lost{"SUBSCRIBE unanswered"};
         case Phase::Live:
@@ -119,19 +109,12 @@ void Session::on_time(Clock::time_point now) noexcept {
 }
 
 void Session::on_ready(short revents, Clock::time_point now) noexcept {
-    if (!ctx_) return;
+    if (!link_.ctx) return;
     try {
         if (phase_ == Phase::Connecting) {
-            if ((revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return;
-            int err = 0;
-            socklen_t len = sizeof err;
-            if (::getsockopt(ctx_->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-            if (err != 0) throw Lost{std::string("connect: ") + std::strerror(err)};
-            connected(now);
-            return;
-        }
-        if (phase_ == Phase::Tls) {
-            tls_step(now);
+            // Over TLS the handshake follows, within what is left of the connect's time.
+            if (config_.tls.enabled && !tls_) tls_ = std::make_unique<tls::Context>(config_.tls, config_.host);
+            if (dial_.step(link_, revents, config_, tls_.get())) begin_steps(now);
             return;
         }
         if (revents & POLLOUT) flush_out();
@@ -141,32 +124,12 @@ void Session::on_ready(short revents, Clock::time_point now) noexcept {
     }
 }
 
-// Connected: over TLS the TLS handshake, within what is left of the
-// connect's time; then the handshake's steps.
-void Session::connected(Clock::time_point now) {
-    if (config_.unix_path.empty()) redisEnableKeepAlive(ctx_.get());
-    if (!config_.tls.enabled) {
-        begin_steps(now);
-        return;
-    }
-    if (!tls_) tls_ = std::make_unique<tls::Context>(config_.tls, config_.host);
-    ssl_ = tls_->session(ctx_->fd, config_.host);
-    phase_ = Phase::Tls;
-    tls_step(now);
-}
-
-void Session::tls_step(Clock::time_point now) {
-    const long step = tls::handshake(ssl_);
-    if (step == tls::kFailed) throw Lost{"TLS handshake failed: " + tls::why()};
-    tls_want_ = step;
-    if (step == 0) begin_steps(now);
-}
-
 // Each step answered before the next is sent.
 void Session::begin_steps(Clock::time_point now) {
     phase_ = Phase::Handshake;
-    if (!config_.password.empty()) steps_.push_back(Step::Auth);
-    steps_.push_back(Step::SetName);
+    hello_ = redis_conn::handshake_commands(config_, false, kFeedClientName);
+    hello_next_ = 0;
+    steps_.insert(steps_.end(), hello_.size(), Step::Hello);
     // Tracking (on this very connection, redirected to itself) when wanted and possible.
     if (config_.l1_coherence == CoherenceMode::Auto) steps_.push_back(Step::Info);
     if (config_.l1_coherence != CoherenceMode::Pubsub) {
@@ -190,14 +153,7 @@ void Session::next_step(Clock::time_point now) {
     const long long budget = std::max<long long>(1000, config_.command_timeout.count() * 4);
     deadline_ = now + milliseconds(budget);
     switch (steps_.front()) {
-    case Step::Auth: {
-        std::vector<std::string> auth{"AUTH"};
-        if (!config_.username.empty()) auth.push_back(config_.username);
-        auth.push_back(config_.password);
-        send(auth);
-        break;
-    }
-    case Step::SetName: send({"CLIENT", "SETNAME", kFeedClientName}); break;
+    case Step::Hello: send(hello_[hello_next_].args); break;
     case Step::Info: send({"INFO", "server"}); break;
     case Step::ClientId: send({"CLIENT", "ID"}); break;
     case Step::Tracking: {
@@ -216,10 +172,11 @@ void Session::step_reply(const redisReply &r, Clock::time_point now) {
     const Step step = steps_.front();
     steps_.pop_front();
     switch (step) {
-    case Step::Auth:
-        if (redis_replies::is_error(r)) throw Lost{"AUTH refused"};
+    case Step::Hello: {
+        const redis_conn::HandshakeCommand &hello = hello_[hello_next_++];
+        if (hello.required && redis_replies::is_error(r)) throw Lost{std::string(hello.name) + " refused"};
         break;
-    case Step::SetName: break;
+    }
     case Step::Info:
         if (server_major(redis_replies::text(r)) < 6) steps_.clear();  // no tracking before Redis 6
         break;
@@ -258,16 +215,16 @@ void Session::subscribe_reply(const redisReply &r, Clock::time_point now) {
 // Over TLS, what OpenSSL decrypted but poll cannot see (at most the rest of
 // one record) is read before returning.
 void Session::read(Clock::time_point now) {
-    for (int i = 0; ctx_ && (i < kChunksPerWake || (ssl_ && tls::pending(ssl_))); ++i) {
+    for (int i = 0; link_.ctx && (i < kChunksPerWake || redis_conn::tls_pending(link_)); ++i) {
         char chunk[16384];
         const ssize_t n = receive(chunk, sizeof chunk);
         if (n == 0) return;  // nothing more now
-        if (!guard_.feed(chunk, size_t(n))) throw Lost{"reply refused: " + guard_.why()};
-        if (redisReaderFeed(ctx_->reader, chunk, size_t(n)) != REDIS_OK) throw Lost{"protocol error"};
+        if (!link_.guard.feed(chunk, size_t(n))) throw Lost{"reply refused: " + link_.guard.why()};
+        if (redisReaderFeed(link_.ctx->reader, chunk, size_t(n)) != REDIS_OK) throw Lost{"protocol error"};
         if (phase_ == Phase::Live) deadline_ = now + kIdlePing;  // a byte: not idle
         for (;;) {
             void *raw = nullptr;
-            if (redisReaderGetReply(ctx_->reader, &raw) != REDIS_OK) throw Lost{"protocol error"};
+            if (redisReaderGetReply(link_.ctx->reader, &raw) != REDIS_OK) throw Lost{"protocol error"};
             if (raw == nullptr) break;
             Reply r(static_cast<redisReply *>(raw));
             switch (phase_) {
@@ -280,25 +237,16 @@ void Session::read(Clock::time_point now) {
             default: break;
             }
         }
-        if (size_t(n) < sizeof chunk && !(ssl_ && tls::pending(ssl_))) return;  // likely drained; poll says if not
+        if (size_t(n) < sizeof chunk && !redis_conn::tls_pending(link_)) return;  // likely drained; poll says if not
     }
 }
 
 // Bytes now (> 0), or 0 when there are none yet; a loss throws.
 ssize_t Session::receive(char *buf, size_t len) {
-    if (ssl_) {
-        const long n = tls::read(ssl_, buf, len);
-        if (n > 0) return n;
-        if (n == tls::kWouldBlock) return 0;  // (also a TLS 1.3 session ticket, consumed)
-        throw Lost{n == tls::kClosed ? std::string("connection closed") : "TLS read failed: " + tls::why()};
-    }
-    for (;;) {
-        const ssize_t n = ::recv(ctx_->fd, buf, len, MSG_DONTWAIT);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
-        if (n <= 0) throw Lost{n == 0 ? "connection closed" : "recv failed"};
-        return n;
-    }
+    const long n = redis_conn::recv_some(link_, buf, len);  // (over TLS, also consumes a session ticket)
+    if (n > 0) return n;
+    if (n == redis_conn::kWouldBlock) return 0;
+    throw Lost{redis_conn::io_why(n)};
 }
 
 std::string format_command(const std::vector<std::string> &args) {
@@ -320,28 +268,15 @@ void Session::send(const std::vector<std::string> &args) {
     flush_out();
 }
 
-// MSG_NOSIGNAL: a peer that went away must not raise SIGPIPE. What the
-// socket cannot take now waits for POLLOUT (a few commands at most: one
-// step at a time, one PING a second).
+// What the socket cannot take now waits for POLLOUT (a few commands at
+// most: one step at a time, one PING a second). The transport never raises
+// SIGPIPE, and retries a TLS write with the same length (out_ may have
+// grown meanwhile).
 void Session::flush_out() {
-    while (ssl_ && !out_.empty()) {
-        // A write OpenSSL could not finish is retried with the same length
-        // (out_ may have grown meanwhile).
-        const size_t len = tls_inflight_ ? tls_inflight_ : std::min(out_.size(), size_t(16384));
-        const long w = tls::write(ssl_, out_.data(), len);
-        if (w == tls::kWouldBlock) {
-            tls_inflight_ = len;
-            return;
-        }
-        if (w <= 0) throw Lost{w == tls::kClosed ? std::string("connection closed") : "TLS write failed: " + tls::why()};
-        tls_inflight_ = 0;
-        out_.erase(0, size_t(w));
-    }
     while (!out_.empty()) {
-        const ssize_t w = ::send(ctx_->fd, out_.data(), out_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-        if (w <= 0) throw Lost{"send failed"};
+        const long w = redis_conn::send_some(link_, out_.data(), out_.size());
+        if (w == redis_conn::kWouldBlock) return;
+        if (w <= 0) throw Lost{redis_conn::io_why(w)};
         out_.erase(0, size_t(w));
     }
 }

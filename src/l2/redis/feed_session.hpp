@@ -1,7 +1,7 @@
 // One node's invalidation session (L1 coherence), as a non-blocking state
 // machine that a FeedLoop (feed_loop.hpp) drives from its one thread:
-// connect (non-blocking, within connect_timeout; over TLS the handshake
-// too, non-blocking, within the same time), AUTH, CLIENT SETNAME,
+// connect (connection.hpp's Dial, non-blocking, within connect_timeout;
+// over TLS the handshake too, within the same time), AUTH, CLIENT SETNAME,
 // INFO / CLIENT ID / CLIENT TRACKING ... REDIRECT self BCAST PREFIX ...,
 // SUBSCRIBE, then the read loop with a PING after each idle second. Every
 // step has a deadline, so a node that accepts and never answers (or answers
@@ -9,9 +9,6 @@
 // session's time. A lost session is retried with backoff.
 // docs/redis.md, "L1 coherence".
 #pragma once
-
-#include <hiredis/hiredis.h>
-#include <poll.h>
 
 #include <atomic>
 #include <chrono>
@@ -21,9 +18,9 @@
 #include <vector>
 
 #include "l2/invalidation_feed.hpp"
+#include "l2/redis/connection.hpp"
 #include "l2/redis/redis_backend.hpp"
 #include "l2/redis/resp_guard.hpp"
-#include "l2/redis/transport.hpp"
 
 namespace cachekit::l2::feed {
 
@@ -68,15 +65,11 @@ public:
     Clock::time_point next_wake() const noexcept;
 
 private:
-    enum class Phase { Backoff, Connecting, Tls, Handshake, Subscribing, Live };
-    enum class Step { Auth, SetName, Info, ClientId, Tracking };
-    struct CtxFree {
-        void operator()(redisContext *c) const noexcept { redisFree(c); }
-    };
+    enum class Phase { Backoff, Connecting, Handshake, Subscribing, Live };
+    // Hello: the next of handshake_commands (AUTH, CLIENT SETNAME).
+    enum class Step { Hello, Info, ClientId, Tracking };
 
     void attempt(Clock::time_point now);
-    void connected(Clock::time_point now);
-    void tls_step(Clock::time_point now);
     void begin_steps(Clock::time_point now);
     ssize_t receive(char *buf, size_t len);
     void close() noexcept;
@@ -94,14 +87,13 @@ private:
     std::atomic<CoherenceMode> decided_{CoherenceMode::Auto};
     Phase phase_ = Phase::Backoff;
     bool started_ = false;
-    std::unique_ptr<redisContext, CtxFree> ctx_;
-    std::unique_ptr<tls::Context> tls_;  // made by the first TLS attempt
-    SSL *ssl_ = nullptr;                 // over ctx_'s socket; freed before it, without close_notify
-    long tls_want_ = 0;                  // what the handshake waits for
-    size_t tls_inflight_ = 0;            // a TLS write to retry with the same length
-    RespGuard guard_{kFeedMaxReplyBytes};
+    std::unique_ptr<tls::Context> tls_;  // made by the first TLS attempt; outlives link_'s sessions
+    redis_conn::Link link_{kFeedMaxReplyBytes};
+    redis_conn::Dial dial_;
     std::string out_;  // bytes not yet written (the socket is non-blocking)
     std::deque<Step> steps_;
+    std::vector<redis_conn::HandshakeCommand> hello_;  // Step::Hello's commands, the next first
+    size_t hello_next_ = 0;
     Clock::time_point deadline_{};  // of the phase or step under way; backoff's end
     std::chrono::milliseconds backoff_ = kBackoffMin;
     bool was_live_ = false;

@@ -1,4 +1,5 @@
-// The Redis backend on hiredis 0.14 (no TLS, RESP2).
+// The Redis backend's configuration, URL parsing and opening (RESP2; its
+// connections, TLS included, are connection.hpp's).
 #pragma once
 
 #include <chrono>

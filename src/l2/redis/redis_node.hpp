@@ -1,7 +1,8 @@
 // One Redis server's connection pool, for backends that compose several
-// (the cluster backend). The pool, the deadline-bounded I/O and the reply
-// guard are the single-node backend's own (redis_backend.cpp); this header
-// only exposes them one connection at a time: queue commands, send, read
+// (the cluster backend, the sentinel discovery). The pool, the
+// deadline-bounded I/O and the reply guard are the single-node backend's
+// (connection.hpp); this header only exposes them one connection at a
+// time, without the pool's internals: queue commands, send, read
 // the replies. Error replies are returned as they are (the caller decides
 // what MOVED or TRYAGAIN means); I/O failures and timeouts throw
 // cachekit::Error and the connection is discarded when the session ends.

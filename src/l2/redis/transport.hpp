@@ -1,6 +1,7 @@
-// The TLS seam under the Redis wire: a client SSL_CTX built once per pool
-// from RedisTls, and one TLS stream per connected socket. hiredis stays the
-// reply parser only; the plain TCP path does not go through here.
+// The TLS half of the Redis transport: a client SSL_CTX built once per pool
+// (or feed session) from RedisTls, and one TLS stream per connected socket.
+// Only connection.hpp's connects and recv_some/send_some call it (they pick
+// this or the plain socket); hiredis stays the reply parser only.
 #pragma once
 
 #include <chrono>
