@@ -30,6 +30,7 @@ Keyring::~Keyring() { fork_hooks::leave(this); }  // every Key and AesKey wipes 
 
 void Keyring::after_fork_child() noexcept {
     if (inserting_.load()) {
+        last_.store(nullptr);  // it may point into the map left behind
         new (&by_tenant_) TenantKeys();
         inserting_.store(false);
     }
@@ -56,11 +57,15 @@ std::unique_ptr<Keyring> Keyring::from_hex(std::string_view current_hex, std::st
 const std::vector<Keyring::Derived> &Keyring::derived_for(std::string_view tenant, std::vector<Derived> &scratch) const {
     // An empty tenant is an error, never a silent "default" (NULL at the C API means "default").
     if (tenant.empty() || tenant.size() > 1024) fail(CACHEKIT_EINVAL, "a tenant id holds 1..1024 bytes");
+    if (const auto *hot = last_.load(std::memory_order_acquire); hot && hot->first == tenant) return hot->second;
     std::string name(tenant);
     {
         std::shared_lock lock(mutex_);
         auto it = by_tenant_.find(name);
-        if (it != by_tenant_.end()) return it->second;
+        if (it != by_tenant_.end()) {
+            last_.store(&*it, std::memory_order_release);
+            return it->second;
+        }
     }
     std::vector<Derived> keys;
     for (const Key &master : masters_) {
@@ -81,6 +86,7 @@ const std::vector<Keyring::Derived> &Keyring::derived_for(std::string_view tenan
         ~Marked() { flag.store(false); }
     } marked(inserting_);
     auto [it, inserted] = by_tenant_.emplace(std::move(name), std::move(keys));
+    last_.store(&*it, std::memory_order_release);
     return it->second;
 }
 

@@ -67,6 +67,10 @@ private:
     std::vector<Key> masters_;  // [0] current, then previous (each wipes itself)
     mutable std::shared_mutex mutex_;
     mutable TenantKeys by_tenant_;
+    // The entry the last lookup found (nodes are never erased while the
+    // keyring lives, so it stays valid): the common one-tenant case reads it
+    // without the lock, the hash or a string copy.
+    mutable std::atomic<const TenantKeys::value_type *> last_{nullptr};
     mutable std::atomic<bool> inserting_{false};  // by_tenant_ is being changed (under mutex_)
     mutable NonceCounter nonces_;
 };

@@ -326,11 +326,46 @@ static void test_encrypt_decrypt(void **state) {
     bytes_free(&plain);
 }
 
+/* Tenants used in turn: the keyring remembers the last tenant it looked up
+ * (the one-tenant fast path), so a switch must never seal or open with the
+ * previous tenant's key. Each ciphertext opens for its own tenant only. */
+static void test_keyring_tenants_in_turn(void **state) {
+    (void)state;
+    static const char *const tenants[] = {"tenant-a", "tenant-b", "tenant-a-", "tenant-c"};
+    enum { kTenants = 4 };
+    cachekit_keyring *ring = NULL;
+    cachekit_buf ct[kTenants], pt = CACHEKIT_BUF_INIT;
+    const char aad[] = "aad";
+    int round, t, u;
+    assert_ok(cachekit_keyring_new(&ring, "6161616161616161616161616161616161616161616161616161616161616161", NULL));
+    for (t = 0; t < kTenants; ++t) ct[t] = (cachekit_buf)CACHEKIT_BUF_INIT;
+    for (round = 0; round < 3; ++round) {
+        for (t = 0; t < kTenants; ++t)
+            assert_ok(cachekit_keyring_encrypt(ring, &ct[t], tenants[t], aad, 3, tenants[t], strlen(tenants[t])));
+        for (t = 0; t < kTenants; ++t) {
+            for (u = 0; u < kTenants; ++u) {
+                const int rc = cachekit_keyring_decrypt(ring, &pt, NULL, tenants[u], NULL, aad, 3, ct[t].ptr, ct[t].size);
+                if (u != t) {
+                    assert_rc(rc, CACHEKIT_EAUTH);
+                    continue;
+                }
+                assert_ok(rc);
+                assert_int_equal(pt.size, strlen(tenants[t]));
+                assert_memory_equal(pt.ptr, tenants[t], pt.size);
+            }
+        }
+    }
+    for (t = 0; t < kTenants; ++t) cachekit_buf_dispose(&ct[t]);
+    cachekit_buf_dispose(&pt);
+    cachekit_keyring_free(ring);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_canonical_idempotent),
         cmocka_unit_test(test_wrap_unwrap),
         cmocka_unit_test(test_encrypt_decrypt),
+        cmocka_unit_test(test_keyring_tenants_in_turn),
     };
     return cmocka_run_group_tests_name("roundtrip", tests, NULL, NULL);
 }
