@@ -39,6 +39,10 @@ public:
     // deadline passed first. Thread-safe.
     PrimaryAddress find(Deadline deadline, const PrimaryAddress *known);
 
+    // Ask sentinel `index` (of config.sentinels) first from now on: the one
+    // that announced a switch knows the new primary before the others.
+    void prefer(size_t index) { first_.store(index % sentinels_.size(), std::memory_order_relaxed); }
+
     // True when `where` answers ROLE with "master" (throws on I/O failure).
     bool is_master(const PrimaryAddress &where, Deadline deadline) const;
 
