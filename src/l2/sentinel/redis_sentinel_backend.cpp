@@ -6,12 +6,23 @@
 // when there is none yet). A new primary gets a fresh backend; calls in
 // flight on the old one finish on it (shared ownership) and it closes when
 // the last one returns. Failing open is the resilient wrapper's job above.
+//
+// A +switch-master watcher (switch_watcher.hpp) makes the same discovery
+// run as soon as a sentinel announces a failover, so the backend moves
+// before any request fails. L1 coherence is the cluster's feed machinery
+// (cluster_invalidation.hpp) watching one node, the current primary: a new
+// primary gets a new feed session and the old one is stopped, the cache's
+// L1 shut in between (suspend() until the new session is live()).
 #include "l2/sentinel/redis_sentinel_backend.hpp"
 
+#include <atomic>
 #include <mutex>
+#include <system_error>
 #include <utility>
 
+#include "l2/cluster/cluster_invalidation.hpp"
 #include "l2/sentinel/sentinel_discovery.hpp"
+#include "l2/sentinel/switch_watcher.hpp"
 #include "util/error.hpp"
 #include "util/fork_hooks.hpp"
 
@@ -28,8 +39,20 @@ class SentinelBackend final : public Backend, private fork_hooks::Participant {
 public:
     explicit SentinelBackend(const SentinelConfig &config) : config_(config), discovery_(config) {
         fork_hooks::join(this);
+        std::lock_guard<std::mutex> lock(watcher_mu_);
+        start_watcher();
     }
-    ~SentinelBackend() override { fork_hooks::leave(this); }
+    ~SentinelBackend() override {
+        std::unique_ptr<SwitchWatcher> watcher;
+        {
+            std::lock_guard<std::mutex> lock(watcher_mu_);
+            watcher = std::move(watcher_);
+        }
+        // First, and joined outside the lock (a fork waits for it): its
+        // callback uses everything below.
+        watcher.reset();
+        fork_hooks::leave(this);
+    }
 
     // The C API's name for the single-node Redis family: a Sentinel-managed
     // master is one Redis server at a time.
@@ -92,18 +115,125 @@ public:
         return h;
     }
 
+    // L1 coherence: a feed on the current primary that follows it.
+    std::unique_ptr<InvalidationFeed> watch(const WatchRequest &request) override {
+        if (config_.data.l1_coherence == CoherenceMode::Off || request.handler == nullptr) return nullptr;
+        ensure_watcher();
+        try {
+            (void)primary(Deadline::after(config_.data.connect_timeout + config_.data.command_timeout));
+        } catch (const Error &) {
+            // No primary yet: the feed waits (the L1 shut) until one is found.
+        }
+        // The feed's node settings; the host is each primary's. Until there is
+        // one, the publisher's target is the first sentinel, which refuses a
+        // PUBLISH on any channel but its own (announce is best effort).
+        RedisConfig node = config_.data;
+        node.host = config_.sentinels.front().host;
+        node.port = config_.sentinels.front().port;
+        std::unique_ptr<InvalidationFeed> feed = feeds_->watch(feeds_, node, request, watched_nodes());
+        // A swap between the two lines above told the feeds before this one joined them.
+        feeds_->follow([this] { return watched_nodes(); });
+        return feed;
+    }
+
+    // The Sentinel series (docs/operations.md), then the current primary's.
     std::string metrics_text() const override {
         std::shared_ptr<Backend> b;
+        std::string where;
         {
             std::lock_guard<std::mutex> lock(mu_);
             b = current_;
+            if (b) where = address_.text();
         }
-        return b ? b->metrics_text() : std::string();
+        bool subscribed = false;
+        uint64_t heard = 0;
+        {
+            std::lock_guard<std::mutex> lock(watcher_mu_);
+            if (watcher_ && watcher_->pid() == fork_hooks::pid()) {
+                subscribed = watcher_->subscribed();
+                heard = watcher_->messages();
+            }
+        }
+        std::string out;
+        auto family = [&](const char *name, const char *type, const char *help) {
+            out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+        };
+        family("cachekit_redis_sentinel_primary_switches_total", "counter",
+               "Times the backend moved to a new primary (the first discovery not counted).");
+        out += "cachekit_redis_sentinel_primary_switches_total " + std::to_string(switches_.load()) + "\n";
+        family("cachekit_redis_sentinel_switch_announcements_total", "counter",
+               "+switch-master messages heard for this master (each a hint to ask the sentinels again).");
+        out += "cachekit_redis_sentinel_switch_announcements_total " + std::to_string(heard) + "\n";
+        family("cachekit_redis_sentinel_watcher_subscribed", "gauge",
+               "1 while the watcher is subscribed to a sentinel's +switch-master channel.");
+        out += "cachekit_redis_sentinel_watcher_subscribed " + std::string(subscribed ? "1" : "0") + "\n";
+        family("cachekit_redis_sentinel_primary", "gauge", "The primary calls go to (1), by address; none before the first discovery.");
+        if (b) {
+            std::string escaped;
+            for (char c : where) {
+                if (c == '\\' || c == '"') escaped.push_back('\\');
+                escaped.push_back(c);
+            }
+            out += "cachekit_redis_sentinel_primary{address=\"" + escaped + "\"} 1\n";
+        }
+        return b ? out + b->metrics_text() : out;
     }
 
 private:
+    // The nodes the coherence feed watches: the current primary.
+    std::vector<cluster::NodeAddress> watched_nodes() const {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!current_) return {};
+        return {cluster::NodeAddress{address_.host, address_.port}};
+    }
+
+    // Under watcher_mu_. Without a thread (EAGAIN at the process's limit)
+    // there is no watcher: a failed request still makes the backend ask.
+    void start_watcher() {
+        try {
+            watcher_ = std::make_unique<SwitchWatcher>(
+                config_, [this](const SwitchWatcher::Announcement &a) { return announced(a); },
+                std::max(config_.rediscover_min_gap, std::chrono::milliseconds(10)));
+        } catch (const std::system_error &) {
+            watcher_.reset();
+        }
+        watcher_pid_.store(fork_hooks::pid(), std::memory_order_relaxed);
+    }
+
+    // In a forked child the watcher is the parent's (its thread is not
+    // here): start one of our own, once. One relaxed load otherwise.
+    void ensure_watcher() {
+        if (watcher_pid_.load(std::memory_order_relaxed) == fork_hooks::pid()) [[likely]]
+            return;
+        std::lock_guard<std::mutex> lock(watcher_mu_);
+        if (watcher_pid_.load(std::memory_order_relaxed) == fork_hooks::pid()) return;
+        (void)watcher_.release();  // the parent's object: nothing of it is ours to free or join
+        start_watcher();
+    }
+
+    // The watcher heard of a switch (or resubscribed): ask the sentinels,
+    // the announcing one first. True when done: a discovery ran and the
+    // primary is the announced address (or none was announced); false to
+    // be called again (a discovery in flight or too recent, or the
+    // sentinels asked still name the old primary). Whatever the message
+    // names is only taken when a sentinel names it and it says ROLE master.
+    bool announced(const SwitchWatcher::Announcement &a) {
+        discovery_.prefer(a.sentinel);
+        bool ran = false;
+        try {
+            (void)refresh(Deadline::after(config_.data.connect_timeout + config_.data.command_timeout * 2), &ran);
+        } catch (const Error &) {
+            return false;
+        }
+        if (!ran) return false;
+        if (a.host.empty()) return true;
+        std::lock_guard<std::mutex> lock(mu_);
+        return address_ == PrimaryAddress{a.host, a.port};
+    }
+
     template <class F>
     auto call(Deadline d, F &&f) -> decltype(f(std::declval<Backend &>())) {
+        ensure_watcher();
         std::shared_ptr<Backend> b = primary(d);
         try {
             return f(*b);
@@ -146,7 +276,8 @@ private:
     // primary they name when it moved. Returns the backend to use; throws
     // only when there is none. Old backends are released outside mu_ (their
     // pools leave fork_hooks, whose lock comes before ours).
-    std::shared_ptr<Backend> refresh(Deadline d) {
+    // *ran: whether a discovery ran (not skipped for the gap or one in flight).
+    std::shared_ptr<Backend> refresh(Deadline d, bool *ran = nullptr) {
         std::shared_ptr<Backend> old;
         PrimaryAddress known;
         {
@@ -163,6 +294,7 @@ private:
             next_discovery_ = now + config_.rediscover_min_gap;
             known = address_;
         }
+        if (ran != nullptr) *ran = true;
         std::shared_ptr<Backend> fresh;
         PrimaryAddress found;
         try {
@@ -180,22 +312,43 @@ private:
             if (old) return old;
             throw;
         }
-        std::lock_guard<std::mutex> lock(mu_);
-        discovering_ = false;
-        stale_ = false;
-        last_error_.clear();
-        if (fresh) {
-            current_ = fresh;
-            address_ = found;
+        std::shared_ptr<Backend> now;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            discovering_ = false;
+            stale_ = false;
+            last_error_.clear();
+            if (fresh) {
+                if (current_) switches_.fetch_add(1, std::memory_order_relaxed);
+                current_ = fresh;
+                address_ = found;
+            }
+            now = current_;
         }
-        return current_;
+        // The coherence feeds follow the new primary (the old one's session
+        // stopped, the L1 shut until the new one is live). Outside mu_:
+        // the feeds' lock comes first (watched_nodes takes mu_ under it).
+        if (fresh) feeds_->follow([this] { return watched_nodes(); });
+        return now;
     }
 
-    void before_fork() noexcept override { mu_.lock(); }
-    void after_fork_parent() noexcept override { mu_.unlock(); }
+    // Lock order: watcher_mu_ (otherwise held alone, never across a
+    // wait), the feeds' (follow asks watched_nodes under it), then mu_.
+    void before_fork() noexcept override {
+        watcher_mu_.lock();
+        feeds_->mutex().lock();
+        mu_.lock();
+    }
+    void after_fork_parent() noexcept override {
+        mu_.unlock();
+        feeds_->mutex().unlock();
+        watcher_mu_.unlock();
+    }
     void after_fork_child() noexcept override {
         discovering_ = false;  // that was a parent's thread
         mu_.unlock();
+        feeds_->mutex().unlock();
+        watcher_mu_.unlock();
     }
 
     const SentinelConfig config_;
@@ -207,6 +360,11 @@ private:
     bool discovering_ = false;
     SteadyClock::time_point next_discovery_{};
     std::string last_error_;  // the last discovery's failure, for callers that cannot wait
+    std::atomic<uint64_t> switches_{0};
+    const std::shared_ptr<cluster::ClusterFeeds> feeds_ = std::make_shared<cluster::ClusterFeeds>();
+    mutable std::mutex watcher_mu_;
+    std::unique_ptr<SwitchWatcher> watcher_;  // null when its thread could not be started
+    std::atomic<pid_t> watcher_pid_{0};       // the process watcher_ was started in
 };
 
 }  // namespace
@@ -216,8 +374,6 @@ std::unique_ptr<Backend> open_redis_sentinel(const SentinelConfig &config) {
     if (config.sentinels.size() > kSentinelMaxHosts)
         fail(CACHEKIT_EINVAL, "Redis Sentinel config: more than " + std::to_string(kSentinelMaxHosts) + " sentinels");
     if (config.master_name.empty()) fail(CACHEKIT_EINVAL, "Redis Sentinel config: no master name");
-    if (config.data.l1_coherence != CoherenceMode::Off)
-        fail(CACHEKIT_EINVAL, "Redis Sentinel config: L1 coherence is not supported yet over Sentinel");
     if (config.rediscover_min_gap.count() < 0)
         fail(CACHEKIT_EINVAL, "Redis Sentinel config: rediscover_min_gap must not be negative");
     // The data settings are checked as a single node's would be, once, here.

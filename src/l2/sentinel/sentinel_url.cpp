@@ -32,7 +32,7 @@ std::string decode(std::string_view text, const char *what) {
     return *out;
 }
 
-// Sentinel's own params are taken out; the ssl_* ones are left in `passed`
+// Sentinel's own params are taken out; l1_coherence and the ssl_* ones are left in `passed`
 // ("?a=b&c=d") for parse_redis_url to check, as a data URL's.
 void parse_query(std::string_view query, SentinelConfig &config, bool tls, std::string &passed) {
     each_query_param(query, [&](std::string_view name, std::string_view value, std::string_view param) {
@@ -44,8 +44,8 @@ void parse_query(std::string_view query, SentinelConfig &config, bool tls, std::
             CoherenceMode mode;
             if (!coherence_mode_named(value, &mode))
                 bad_url("l1_coherence \"" + std::string(value) + "\" is not one of auto, tracking, pubsub, off");
-            if (mode != CoherenceMode::Off)
-                bad_url("L1 coherence is not supported yet over Sentinel (drop l1_coherence or set it to off)");
+            (void)mode;  // the data URL's, as redis://'s (the feed watches the current primary)
+            passed += (passed.empty() ? "?" : "&") + std::string(param);
         } else if (name.substr(0, 4) == "ssl_") {
             if (!tls) bad_url("\"" + std::string(name) + "\" needs TLS: use rediss-sentinel://");
             passed += (passed.empty() ? "?" : "&") + std::string(param);
@@ -116,7 +116,7 @@ SentinelConfig parse_sentinel_url(std::string_view url, const RedisTls &base) {
         bad_url("the master name must be 1..256 bytes");
     if (db.find('/') != std::string_view::npos) bad_url("the path is /<master-name>[/db], got more segments");
 
-    std::string passed;  // the ssl_* params, for the data URL
+    std::string passed;  // l1_coherence and the ssl_* params, for the data URL
     parse_query(query, config, tls, passed);
     if (!config.sentinel_username.empty() && config.sentinel_password.empty())
         bad_url("sentinel_username needs sentinel_password");
