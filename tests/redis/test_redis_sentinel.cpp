@@ -105,6 +105,7 @@ void test_url_errors(void **) {
         {"redis-sentinel://h1/m?foo=1", "unknown query parameter \"foo\""},
         {"redis-sentinel://h1/m?sentinel_password", "no value"},
         {"redis-sentinel://h1/m?l1_coherence=bogus", "l1_coherence"},
+        {"redis-sentinel://h1/m?read_from_replicas=maybe", "takes yes or no"},
         {"redis-sentinel://h1/m?ssl_cert_reqs=none", "needs TLS"},
         {"rediss-sentinel://h1/m?ssl_cert_reqs=maybe", "ssl_cert_reqs"},
         {"redis-sentinel://h1/m?sentinel_username=u", "needs sentinel_password"},
@@ -145,6 +146,18 @@ void test_url_errors(void **) {
     assert_true(c.data.tls.cert_reqs == cachekit::l2::RedisTls::CertReqs::None);
     assert_true(cachekit::l2::parse_sentinel_url("redis-sentinel://h/m").data.l1_coherence ==
                 cachekit::l2::CoherenceMode::Off);
+    assert_true(cachekit::l2::parse_sentinel_url("redis-sentinel://h/m?read_from_replicas=yes").read_from_replicas);
+    assert_false(cachekit::l2::parse_sentinel_url("redis-sentinel://h/m?read_from_replicas=no").read_from_replicas);
+    assert_false(cachekit::l2::parse_sentinel_url("redis-sentinel://h/m").read_from_replicas);
+    // Replica reads with pub/sub coherence cannot be coherent: refused at open.
+    assert_int_equal(rt::error_of(
+                         [&] {
+                             (void)cachekit::l2::open_backend_raw(
+                                 "redis-sentinel://127.0.0.1:1/m?read_from_replicas=yes&l1_coherence=pubsub", options);
+                         },
+                         &message),
+                     CACHEKIT_EINVAL);
+    assert_true(contains(message, "read_from_replicas"));
 }
 
 // +switch-master parsing: five fields, our master, a port in range.
@@ -325,6 +338,47 @@ void test_fork(void **) {
     assert_true(out.view() == "c");
     // The parent's watcher is still its own and still subscribed.
     assert_int_equal(series(b->metrics_text(), "cachekit_redis_sentinel_watcher_subscribed"), 1);
+}
+
+// read_from_replicas=yes: a key that only the replica holds (written there
+// while it takes writes) is read, so reads go there; writes still land on
+// the primary; with l1_coherence the feed watches the replica too (its own
+// tracking connection there), and auto means tracking.
+void test_read_from_replicas(void **) {
+    // Only a replica that says it is connected to the primary is read from.
+    RawRedis syncing(world->replica->port());
+    assert_true(rt::eventually(
+        [&] { return contains(syncing.text({"INFO", "replication"}), "master_link_status:up"); }, 20000ms));
+    auto b = open("redis-sentinel://" + sentinel_hosts() + "/m?read_from_replicas=yes&l1_coherence=auto");
+    b->set("rr:written", "w", std::nullopt, rt::soon());
+    RawRedis primary(world->primary->port()), replica(world->replica->port());
+    assert_true(primary.has("rr:written"));
+    assert_int_equal(series(b->metrics_text(), "cachekit_redis_sentinel_replicas"), 1);
+    replica.text({"CONFIG", "SET", "replica-read-only", "no"});
+    replica.text({"SET", "rr:replica-only", "r"});
+    Buffer out;
+    int on_replica = 0;
+    for (int i = 0; i < 4; ++i) on_replica += b->get("rr:replica-only", out.get(), rt::soon());
+    assert_int_equal(on_replica, 4);  // one replica: every read goes there
+    assert_true(out.view() == "r");
+    assert_true(b->exists("rr:replica-only", rt::soon()));
+    replica.text({"DEL", "rr:replica-only"});
+    replica.text({"CONFIG", "SET", "replica-read-only", "yes"});
+    assert_false(primary.has("rr:replica-only"));
+
+    cachekit::testing::FeedWatcher watcher;
+    cachekit::l2::WatchRequest request;
+    request.prefixes = {"coh:"};
+    request.handler = &watcher;
+    auto feed = b->watch(request);
+    assert_non_null(feed.get());
+    assert_true(rt::eventually([&] { return watcher.is_live.load(); }));
+    assert_string_equal(feed->mode(), "tracking");
+    assert_false(primary.feed_client_id().empty());
+    assert_false(replica.feed_client_id().empty());
+    primary.text({"SET", "coh:rr", "1"});
+    assert_true(rt::eventually([&] { return watcher.saw("coh:rr"); }));
+    primary.text({"DEL", "coh:rr", "rr:written"});
 }
 
 // A hostile sentinel, listed first (so the watcher subscribes to it and
@@ -607,6 +661,7 @@ int main() {
         cmocka_unit_test(test_forged_switch_not_followed),
         cmocka_unit_test(test_readonly_rediscovers),
         cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_read_from_replicas),  // late: the replica's first sync is over by then
         cmocka_unit_test(test_failover),  // last: it moves the primary
     };
     failed += cmocka_run_group_tests_name("sentinel_servers", tests, setup, teardown);

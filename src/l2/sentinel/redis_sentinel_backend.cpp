@@ -15,6 +15,7 @@
 // L1 shut in between (suspend() until the new session is live()).
 #include "l2/sentinel/redis_sentinel_backend.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <system_error>
@@ -34,6 +35,10 @@ namespace {
 // error reply (EBACKEND too) is not told apart from a broken connection by
 // its code, so any EBACKEND asks again; the gap keeps that cheap.
 bool may_have_moved(const Error &e) { return e.code() == CACHEKIT_EBACKEND || e.code() == CACHEKIT_ETIMEOUT; }
+
+// read_from_replicas: the replica list is read again by the first read
+// after this long.
+constexpr std::chrono::seconds kReplicaListAge{10};
 
 class SentinelBackend final : public Backend, private fork_hooks::Participant {
 public:
@@ -59,10 +64,10 @@ public:
     const char *kind() const noexcept override { return "redis"; }
 
     bool get(std::string_view key, cachekit_buf *out, Deadline d) override {
-        return call(d, [&](Backend &b) { return b.get(key, out, d); });
+        return read(d, [&](Backend &b) { return b.get(key, out, d); });
     }
     bool get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline d) override {
-        return call(d, [&](Backend &b) { return b.get_with_ttl(key, out, remaining, d); });
+        return read(d, [&](Backend &b) { return b.get_with_ttl(key, out, remaining, d); });
     }
     void set(std::string_view key, std::string_view value, Ttl ttl, Deadline d) override {
         call(d, [&](Backend &b) { b.set(key, value, ttl, d); });
@@ -71,17 +76,17 @@ public:
         return call(d, [&](Backend &b) { return b.del(key, d); });
     }
     bool exists(std::string_view key, Deadline d) override {
-        return call(d, [&](Backend &b) { return b.exists(key, d); });
+        return read(d, [&](Backend &b) { return b.exists(key, d); });
     }
     std::optional<Ttl> ttl(std::string_view key, Deadline d) override {
-        return call(d, [&](Backend &b) { return b.ttl(key, d); });
+        return read(d, [&](Backend &b) { return b.ttl(key, d); });
     }
     bool expire(std::string_view key, std::chrono::milliseconds ttl, Deadline d) override {
         return call(d, [&](Backend &b) { return b.expire(key, ttl, d); });
     }
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
                   Deadline d) override {
-        call(d, [&](Backend &b) { b.get_many(keys, outs, found, d); });
+        read(d, [&](Backend &b) { b.get_many(keys, outs, found, d); });
     }
     void set_many(const std::vector<KeyValue> &entries, Ttl ttl, Deadline d) override {
         call(d, [&](Backend &b) { b.set_many(entries, ttl, d); });
@@ -154,6 +159,11 @@ public:
                 heard = watcher_->messages();
             }
         }
+        size_t replicas = 0;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            replicas = replicas_.size();
+        }
         std::string out;
         auto family = [&](const char *name, const char *type, const char *help) {
             out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
@@ -167,6 +177,9 @@ public:
         family("cachekit_redis_sentinel_watcher_subscribed", "gauge",
                "1 while the watcher is subscribed to a sentinel's +switch-master channel.");
         out += "cachekit_redis_sentinel_watcher_subscribed " + std::string(subscribed ? "1" : "0") + "\n";
+        family("cachekit_redis_sentinel_replicas", "gauge",
+               "Replicas reads go to (read_from_replicas=yes), as the last discovery listed and checked them.");
+        out += "cachekit_redis_sentinel_replicas " + std::to_string(replicas) + "\n";
         family("cachekit_redis_sentinel_primary", "gauge", "The primary calls go to (1), by address; none before the first discovery.");
         if (b) {
             std::string escaped;
@@ -180,11 +193,63 @@ public:
     }
 
 private:
-    // The nodes the coherence feed watches: the current primary.
+    // One replica reads may go to, checked by the discovery that listed it.
+    struct Replica {
+        PrimaryAddress address;
+        std::shared_ptr<Backend> backend;
+    };
+
+    // The nodes the coherence feed watches: the current primary, and the
+    // replicas reads go to (a replica applies a write after its primary:
+    // only its own tracking says when a read there can no longer see the
+    // old value; docs/redis.md, "Reads from replicas over Sentinel").
     std::vector<cluster::NodeAddress> watched_nodes() const {
         std::lock_guard<std::mutex> lock(mu_);
         if (!current_) return {};
-        return {cluster::NodeAddress{address_.host, address_.port}};
+        std::vector<cluster::NodeAddress> out{cluster::NodeAddress{address_.host, address_.port}};
+        for (const Replica &r : replicas_) out.push_back({r.address.host, r.address.port});
+        return out;
+    }
+
+    // A read: on a replica, round robin, when there is one and the primary
+    // is not stale; a replica that fails is left out until the next
+    // discovery lists it again, and the read goes to the primary.
+    template <class F>
+    auto read(Deadline d, F &&f) -> decltype(f(std::declval<Backend &>())) {
+        if (config_.read_from_replicas) {
+            ensure_watcher();
+            if (std::shared_ptr<Backend> r = replica()) {
+                try {
+                    return f(*r);
+                } catch (const Error &e) {
+                    if (!may_have_moved(e) || d.passed()) throw;
+                    drop_replica(r.get());
+                }
+            }
+        }
+        return call(d, f);
+    }
+
+    // None when the list is due again (kReplicaListAge): this read goes to
+    // the primary and asks the sentinels first, so replicas that joined,
+    // finished their sync or left are seen within that age.
+    std::shared_ptr<Backend> replica() {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (current_ && !stale_ && SteadyClock::now() >= replicas_due_) stale_ = true;
+        if (!current_ || stale_ || replicas_.empty()) return nullptr;
+        return replicas_[next_replica_++ % replicas_.size()].backend;
+    }
+
+    void drop_replica(const Backend *failed) {
+        std::shared_ptr<Backend> gone;  // released outside mu_ (its pool leaves fork_hooks)
+        std::lock_guard<std::mutex> lock(mu_);
+        for (auto it = replicas_.begin(); it != replicas_.end(); ++it)
+            if (it->backend.get() == failed) {
+                gone = std::move(it->backend);
+                replicas_.erase(it);
+                stale_ = true;  // the next call asks the sentinels again (their list too)
+                break;
+            }
     }
 
     // Under watcher_mu_. Without a thread (EAGAIN at the process's limit)
@@ -312,23 +377,66 @@ private:
             if (old) return old;
             throw;
         }
+        // read_from_replicas: the primary's replicas, as a sentinel lists
+        // them, each checked by ROLE unless already checked for this
+        // primary; their backends kept when they stay. A list that cannot be
+        // had keeps the old one, unless the primary changed (the old
+        // replicas were the old primary's).
+        std::vector<Replica> replicas;
+        bool replicas_known = false;
+        if (config_.read_from_replicas) {
+            std::vector<Replica> before;
+            {
+                std::lock_guard<std::mutex> lock(mu_);
+                before = replicas_;
+            }
+            std::vector<PrimaryAddress> trusted;
+            if (!fresh)
+                for (const Replica &r : before) trusted.push_back(r.address);
+            try {
+                for (const PrimaryAddress &a : discovery_.replicas(found, trusted, d)) {
+                    auto it = std::find_if(before.begin(), before.end(), [&](const Replica &r) { return r.address == a; });
+                    if (it != before.end()) {
+                        replicas.push_back(*it);
+                        continue;
+                    }
+                    RedisConfig c = config_.data;
+                    c.host = a.host;
+                    c.port = a.port;
+                    replicas.push_back({a, open_redis(c)});
+                }
+                replicas_known = true;
+            } catch (const Error &) {
+                replicas.clear();
+                replicas_known = fresh != nullptr;
+            }
+        }
         std::shared_ptr<Backend> now;
+        bool replicas_changed = false;
         {
             std::lock_guard<std::mutex> lock(mu_);
             discovering_ = false;
             stale_ = false;
             last_error_.clear();
+            replicas_due_ = SteadyClock::now() + kReplicaListAge;
             if (fresh) {
                 if (current_) switches_.fetch_add(1, std::memory_order_relaxed);
                 current_ = fresh;
                 address_ = found;
             }
+            if (replicas_known) {
+                replicas_changed = replicas.size() != replicas_.size() ||
+                                   !std::equal(replicas.begin(), replicas.end(), replicas_.begin(),
+                                               [](const Replica &x, const Replica &y) { return x.address == y.address; });
+                replicas_.swap(replicas);  // the old list is released below, outside mu_
+            }
             now = current_;
         }
         // The coherence feeds follow the new primary (the old one's session
-        // stopped, the L1 shut until the new one is live). Outside mu_:
-        // the feeds' lock comes first (watched_nodes takes mu_ under it).
-        if (fresh) feeds_->follow([this] { return watched_nodes(); });
+        // stopped, the L1 shut until the new one is live) and the replicas.
+        // Outside mu_: the feeds' lock comes first (watched_nodes takes mu_
+        // under it).
+        if (fresh || replicas_changed) feeds_->follow([this] { return watched_nodes(); });
         return now;
     }
 
@@ -360,6 +468,9 @@ private:
     bool discovering_ = false;
     SteadyClock::time_point next_discovery_{};
     std::string last_error_;  // the last discovery's failure, for callers that cannot wait
+    std::vector<Replica> replicas_;  // read_from_replicas: current_'s, as the last discovery found them
+    std::atomic<uint64_t> next_replica_{0};
+    SteadyClock::time_point replicas_due_{};  // under mu_: when replica() asks for a new list
     std::atomic<uint64_t> switches_{0};
     const std::shared_ptr<cluster::ClusterFeeds> feeds_ = std::make_shared<cluster::ClusterFeeds>();
     mutable std::mutex watcher_mu_;
@@ -376,11 +487,24 @@ std::unique_ptr<Backend> open_redis_sentinel(const SentinelConfig &config) {
     if (config.master_name.empty()) fail(CACHEKIT_EINVAL, "Redis Sentinel config: no master name");
     if (config.rediscover_min_gap.count() < 0)
         fail(CACHEKIT_EINVAL, "Redis Sentinel config: rediscover_min_gap must not be negative");
+    // As on a cluster: a pub/sub message is published once, by the writer,
+    // with no order against a replica's apply, so only each replica's own
+    // tracking keeps an L1 coherent with reads there.
+    if (config.read_from_replicas && config.data.l1_coherence == CoherenceMode::Pubsub)
+        fail(CACHEKIT_EINVAL, "Redis Sentinel config: l1_coherence=pubsub cannot keep an L1 coherent with "
+                              "read_from_replicas=yes (a replica may apply a write after its message); use "
+                              "l1_coherence=tracking or auto, or read from the primary");
     // The data settings are checked as a single node's would be, once, here.
     RedisConfig probe = config.data;
     probe.host = config.sentinels.front().host;
     probe.port = config.sentinels.front().port;
     (void)open_redis(probe);
+    if (config.read_from_replicas && config.data.l1_coherence == CoherenceMode::Auto) {
+        // Never the pub/sub fallback here: a node without tracking keeps the L1 shut instead.
+        SentinelConfig tracked = config;
+        tracked.data.l1_coherence = CoherenceMode::Tracking;
+        return std::make_unique<SentinelBackend>(tracked);
+    }
     return std::make_unique<SentinelBackend>(config);
 }
 

@@ -40,6 +40,10 @@ void parse_query(std::string_view query, SentinelConfig &config, bool tls, std::
             config.sentinel_password = decode(value, "sentinel_password");
         } else if (name == "sentinel_username") {
             config.sentinel_username = decode(value, "sentinel_username");
+        } else if (name == "read_from_replicas") {
+            if (value == "yes" || value == "true" || value == "1") config.read_from_replicas = true;
+            else if (value == "no" || value == "false" || value == "0") config.read_from_replicas = false;
+            else bad_url("query parameter read_from_replicas takes yes or no, got \"" + std::string(value) + "\"");
         } else if (name == "l1_coherence") {
             CoherenceMode mode;
             if (!coherence_mode_named(value, &mode))
@@ -51,7 +55,7 @@ void parse_query(std::string_view query, SentinelConfig &config, bool tls, std::
             passed += (passed.empty() ? "?" : "&") + std::string(param);
         } else {
             bad_url("unknown query parameter \"" + std::string(name) +
-                    "\" (known: sentinel_username, sentinel_password, l1_coherence" +
+                    "\" (known: sentinel_username, sentinel_password, read_from_replicas, l1_coherence" +
                     (tls ? ", ssl_cert_reqs, ssl_ca_certs, ssl_ca_path, ssl_certfile, ssl_keyfile, ssl_check_hostname"
                          : "") +
                     "; put the database in the path: /master/N)");
