@@ -379,6 +379,19 @@ void test_read_from_replicas(void **) {
     primary.text({"SET", "coh:rr", "1"});
     assert_true(rt::eventually([&] { return watcher.saw("coh:rr"); }));
     primary.text({"DEL", "coh:rr", "rr:written"});
+    // Announcements go to the primary (a PUBLISH on a replica would reach
+    // that replica's subscribers only).
+    RawRedis sub(world->primary->port());
+    timeval tv{10, 0};
+    redisSetTimeout(sub.c, tv);
+    freeReplyObject(redisCommand(sub.c, "SUBSCRIBE cachekit:py:invalidate:v1"));
+    feed->announce("rr:announced");
+    void *reply = nullptr;
+    assert_int_equal(redisGetReply(sub.c, &reply), REDIS_OK);
+    auto *m = static_cast<redisReply *>(reply);
+    assert_int_equal(m->type, REDIS_REPLY_ARRAY);
+    assert_true(contains(std::string(m->element[2]->str, m->element[2]->len), "rr:announced"));
+    freeReplyObject(m);
 }
 
 // A hostile sentinel, listed first (so the watcher subscribes to it and

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "l2/cluster/cluster_invalidation.hpp"
+#include "l2/redis/feed_publisher.hpp"
 #include "l2/sentinel/sentinel_discovery.hpp"
 #include "l2/sentinel/switch_watcher.hpp"
 #include "util/error.hpp"
@@ -39,6 +40,59 @@ bool may_have_moved(const Error &e) { return e.code() == CACHEKIT_EBACKEND || e.
 // read_from_replicas: the replica list is read again by the first read
 // after this long.
 constexpr std::chrono::seconds kReplicaListAge{10};
+
+// The current primary's address, shared by the backend (which sets it at
+// each swap) and its feeds (which may outlive it).
+struct PrimaryTarget {
+    std::mutex mu;
+    PrimaryAddress address;  // empty host: none yet
+};
+
+// The cache's feed: the cluster's multi-node feed (the primary, and the
+// replicas read from) for the changes, and a publisher of our own for
+// announce(): a PUBLISH on a replica reaches that replica's subscribers
+// only (unlike Redis Cluster's, it is not sent on), so announcements go to
+// the current primary, retargeted when it changes.
+class SentinelFeed final : public InvalidationFeed {
+public:
+    SentinelFeed(std::unique_ptr<InvalidationFeed> inner, const RedisConfig &node, std::shared_ptr<PrimaryTarget> target)
+        : inner_(std::move(inner)), node_(node), target_(std::move(target)), publisher_(node) {}
+
+    const char *mode() const noexcept override { return inner_->mode(); }
+
+    void announce(std::string_view cache_key) noexcept override {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            PrimaryAddress now;
+            {
+                std::lock_guard<std::mutex> t(target_->mu);
+                try {
+                    now = target_->address;
+                } catch (...) {  // no memory: the publisher keeps its node (best effort)
+                }
+            }
+            if (!now.host.empty() && !(now == published_to_)) {
+                try {
+                    RedisConfig c = node_;
+                    c.host = now.host;
+                    c.port = now.port;
+                    publisher_.retarget(c);
+                    published_to_ = std::move(now);
+                } catch (...) {
+                }
+            }
+        }
+        publisher_.announce(cache_key);
+    }
+
+private:
+    std::unique_ptr<InvalidationFeed> inner_;
+    const RedisConfig node_;
+    const std::shared_ptr<PrimaryTarget> target_;
+    std::mutex mu_;
+    PrimaryAddress published_to_;  // under mu_
+    feed::Publisher publisher_;    // last: stopped first
+};
 
 class SentinelBackend final : public Backend, private fork_hooks::Participant {
 public:
@@ -136,9 +190,10 @@ public:
         node.host = config_.sentinels.front().host;
         node.port = config_.sentinels.front().port;
         std::unique_ptr<InvalidationFeed> feed = feeds_->watch(feeds_, node, request, watched_nodes());
+        if (!feed) return nullptr;
         // A swap between the two lines above told the feeds before this one joined them.
         feeds_->follow([this] { return watched_nodes(); });
-        return feed;
+        return std::make_unique<SentinelFeed>(std::move(feed), node, target_);
     }
 
     // The Sentinel series (docs/operations.md), then the current primary's.
@@ -423,6 +478,8 @@ private:
                 if (current_) switches_.fetch_add(1, std::memory_order_relaxed);
                 current_ = fresh;
                 address_ = found;
+                std::lock_guard<std::mutex> t(target_->mu);
+                target_->address = found;
             }
             if (replicas_known) {
                 replicas_changed = replicas.size() != replicas_.size() ||
@@ -441,19 +498,23 @@ private:
     }
 
     // Lock order: watcher_mu_ (otherwise held alone, never across a
-    // wait), the feeds' (follow asks watched_nodes under it), then mu_.
+    // wait), the feeds' (follow asks watched_nodes under it), mu_, then
+    // the feeds' primary address.
     void before_fork() noexcept override {
         watcher_mu_.lock();
         feeds_->mutex().lock();
         mu_.lock();
+        target_->mu.lock();
     }
     void after_fork_parent() noexcept override {
+        target_->mu.unlock();
         mu_.unlock();
         feeds_->mutex().unlock();
         watcher_mu_.unlock();
     }
     void after_fork_child() noexcept override {
         discovering_ = false;  // that was a parent's thread
+        target_->mu.unlock();
         mu_.unlock();
         feeds_->mutex().unlock();
         watcher_mu_.unlock();
@@ -473,6 +534,7 @@ private:
     SteadyClock::time_point replicas_due_{};  // under mu_: when replica() asks for a new list
     std::atomic<uint64_t> switches_{0};
     const std::shared_ptr<cluster::ClusterFeeds> feeds_ = std::make_shared<cluster::ClusterFeeds>();
+    const std::shared_ptr<PrimaryTarget> target_ = std::make_shared<PrimaryTarget>();
     mutable std::mutex watcher_mu_;
     std::unique_ptr<SwitchWatcher> watcher_;  // null when its thread could not be started
     std::atomic<pid_t> watcher_pid_{0};       // the process watcher_ was started in
