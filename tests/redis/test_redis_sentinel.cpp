@@ -2,7 +2,9 @@
 // primary, its replica and three sentinels on loopback: discovery, a dead
 // first sentinel, an unknown master, a fake sentinel naming a replica
 // (refused by the ROLE check), forged +switch-master messages (not followed),
-// fork() (the child runs a watcher of its own), and last a failover (the
+// fork() (the child runs a watcher of its own), read_from_replicas (reads
+// on the replica, the feed on both, announcements on the primary), and
+// last a failover (the
 // primary SIGKILLed) ridden through fail-open with no error and no wrong
 // value, while a second backend that makes no call at all is moved to the
 // new primary by its +switch-master watcher and its L1 coherence feed
