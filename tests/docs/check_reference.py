@@ -112,6 +112,9 @@ def metric_families(src: pathlib.Path) -> set[str]:
     # The cluster backend appends its own families (Backend::metrics_text).
     cluster = (src / "src/l2/cluster/redis_cluster_backend.cpp").read_text(encoding="utf-8")
     out.update(re.findall(r'"(cachekit_redis_cluster_[a-z0-9_]+?)(?:\{|\s|")', cluster))
+    # And so does the Sentinel backend.
+    sentinel = (src / "src/l2/sentinel/redis_sentinel_backend.cpp").read_text(encoding="utf-8")
+    out.update(re.findall(r'"(cachekit_redis_sentinel_[a-z0-9_]+?)(?:\{|\s|")', sentinel))
     out.discard("name")
     return out
 

@@ -1,8 +1,14 @@
 // redis-sentinel:// (issue 26, part 3): the URL parser, then a private
 // primary, its replica and three sentinels on loopback: discovery, a dead
 // first sentinel, an unknown master, a fake sentinel naming a replica
-// (refused by the ROLE check), fork(), and last a failover (the primary SIGKILLed)
-// ridden through fail-open with no error and no wrong value.
+// (refused by the ROLE check), forged +switch-master messages (not followed),
+// fork() (the child runs a watcher of its own), read_from_replicas (reads
+// on the replica, the feed on both, announcements on the primary), and
+// last a failover (the
+// primary SIGKILLed) ridden through fail-open with no error and no wrong
+// value, while a second backend that makes no call at all is moved to the
+// new primary by its +switch-master watcher and its L1 coherence feed
+// follows it there.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,9 +21,11 @@
 #include <vector>
 
 #include "fake_server.hpp"
+#include "feed_watcher.hpp"
 #include "l2/backend_label.hpp"
 #include "l2/open_backend.hpp"
 #include "l2/sentinel/redis_sentinel_backend.hpp"
+#include "l2/sentinel/switch_watcher.hpp"
 #include "sentinel_harness.hpp"
 #include "tls_certs.hpp"
 // Last: they need cmocka.h.
@@ -35,6 +43,17 @@ using cachekit::testing::SentinelProcess;
 using namespace std::chrono_literals;
 
 bool contains(const std::string &text, const char *part) { return text.find(part) != std::string::npos; }
+
+// The value of an unlabelled series in a metrics text (-1: absent).
+long long series(const std::string &text, const std::string &name) {
+    const size_t at = text.find("\n" + name + " ");
+    if (at == std::string::npos) return -1;
+    return std::atoll(text.c_str() + at + name.size() + 2);
+}
+
+std::string primary_series(int port) {
+    return "cachekit_redis_sentinel_primary{address=\"127.0.0.1:" + std::to_string(port) + "\"} 1";
+}
 
 int parse_error(const std::string &url, std::string *message = nullptr) {
     return rt::error_of([&] { (void)cachekit::l2::parse_sentinel_url(url); }, message);
@@ -87,8 +106,8 @@ void test_url_errors(void **) {
         {"redis-sentinel://h1/m/1/2", "more segments"},
         {"redis-sentinel://h1/m?foo=1", "unknown query parameter \"foo\""},
         {"redis-sentinel://h1/m?sentinel_password", "no value"},
-        {"redis-sentinel://h1/m?l1_coherence=auto", "not supported yet over Sentinel"},
         {"redis-sentinel://h1/m?l1_coherence=bogus", "l1_coherence"},
+        {"redis-sentinel://h1/m?read_from_replicas=maybe", "takes yes or no"},
         {"redis-sentinel://h1/m?ssl_cert_reqs=none", "needs TLS"},
         {"rediss-sentinel://h1/m?ssl_cert_reqs=maybe", "ssl_cert_reqs"},
         {"redis-sentinel://h1/m?sentinel_username=u", "needs sentinel_password"},
@@ -120,11 +139,40 @@ void test_url_errors(void **) {
     assert_int_equal(rt::error_of([&] { (void)cachekit::l2::open_backend_raw("nope://x", options); }, &message),
                      CACHEKIT_EINVAL);
     assert_true(contains(message, "redis-sentinel://"));
-    assert_int_equal(
-        rt::error_of([&] { (void)cachekit::l2::open_backend_raw("redis-sentinel://h/m?l1_coherence=tracking", options); },
-                     &message),
-        CACHEKIT_EINVAL);
-    assert_true(contains(message, "not supported yet over Sentinel"));
+    // l1_coherence is the data connections' (the feed on the current primary).
+    SentinelConfig c = cachekit::l2::parse_sentinel_url("redis-sentinel://h/m/2?l1_coherence=tracking");
+    assert_true(c.data.l1_coherence == cachekit::l2::CoherenceMode::Tracking);
+    assert_int_equal(c.data.db, 2);
+    c = cachekit::l2::parse_sentinel_url("rediss-sentinel://h/m?l1_coherence=pubsub&ssl_cert_reqs=none");
+    assert_true(c.data.l1_coherence == cachekit::l2::CoherenceMode::Pubsub);
+    assert_true(c.data.tls.cert_reqs == cachekit::l2::RedisTls::CertReqs::None);
+    assert_true(cachekit::l2::parse_sentinel_url("redis-sentinel://h/m").data.l1_coherence ==
+                cachekit::l2::CoherenceMode::Off);
+    assert_true(cachekit::l2::parse_sentinel_url("redis-sentinel://h/m?read_from_replicas=yes").read_from_replicas);
+    assert_false(cachekit::l2::parse_sentinel_url("redis-sentinel://h/m?read_from_replicas=no").read_from_replicas);
+    assert_false(cachekit::l2::parse_sentinel_url("redis-sentinel://h/m").read_from_replicas);
+    // Replica reads with pub/sub coherence cannot be coherent: refused at open.
+    assert_int_equal(rt::error_of(
+                         [&] {
+                             (void)cachekit::l2::open_backend_raw(
+                                 "redis-sentinel://127.0.0.1:1/m?read_from_replicas=yes&l1_coherence=pubsub", options);
+                         },
+                         &message),
+                     CACHEKIT_EINVAL);
+    assert_true(contains(message, "read_from_replicas"));
+}
+
+// +switch-master parsing: five fields, our master, a port in range.
+void test_switch_payload(void **) {
+    std::string host;
+    int port = 0;
+    assert_true(cachekit::l2::parse_switch_master("m 127.0.0.1 6379 10.0.0.2 6380", "m", &host, &port));
+    assert_string_equal(host.c_str(), "10.0.0.2");
+    assert_int_equal(port, 6380);
+    for (const char *bad : {"other 127.0.0.1 6379 10.0.0.2 6380", "m 127.0.0.1 6379 10.0.0.2", "m 1 2 3 4 5",
+                            "m 127.0.0.1 6379 10.0.0.2 0", "m 127.0.0.1 6379 10.0.0.2 65536", "m a b c x", "",
+                            "m 127.0.0.1 6379  6380"})
+        assert_false(cachekit::l2::parse_switch_master(bad, "m", &host, &port));
 }
 
 // --- a primary, a replica, three sentinels -----------------------------------
@@ -260,14 +308,23 @@ void test_readonly_rediscovers(void **) {
 void test_fork(void **) {
     auto b = open("redis-sentinel://" + sentinel_hosts() + "/m");
     b->set("parent", "p", std::nullopt, rt::soon());
+    assert_true(rt::eventually(
+        [&] { return series(b->metrics_text(), "cachekit_redis_sentinel_watcher_subscribed") == 1; }));
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) {
         int rc = 0;
         try {
             Buffer out;
+            // The parent's watcher (its thread is not here) is not reported as ours.
+            if (series(b->metrics_text(), "cachekit_redis_sentinel_watcher_subscribed") != 0) rc = 3;
             b->set("child", "c", std::nullopt, rt::soon());
             if (!b->get("parent", out.get(), rt::soon())) rc = 2;
+            // The first call started the child's own watcher, on its own connection.
+            if (rc == 0 && !rt::eventually([&] {
+                    return series(b->metrics_text(), "cachekit_redis_sentinel_watcher_subscribed") == 1;
+                }))
+                rc = 4;
         } catch (...) {
             rc = 1;
         }
@@ -281,6 +338,137 @@ void test_fork(void **) {
     assert_int_equal(WEXITSTATUS(status), 0);
     assert_true(b->get("child", out.get(), rt::soon()));
     assert_true(out.view() == "c");
+    // The parent's watcher is still its own and still subscribed.
+    assert_int_equal(series(b->metrics_text(), "cachekit_redis_sentinel_watcher_subscribed"), 1);
+}
+
+// read_from_replicas=yes: a key that only the replica holds (written there
+// while it takes writes) is read, so reads go there; writes still land on
+// the primary; with l1_coherence the feed watches the replica too (its own
+// tracking connection there), and auto means tracking.
+void test_read_from_replicas(void **) {
+    // Only a replica that says it is connected to the primary is read from.
+    RawRedis syncing(world->replica->port());
+    assert_true(rt::eventually(
+        [&] { return contains(syncing.text({"INFO", "replication"}), "master_link_status:up"); }, 20000ms));
+    auto b = open("redis-sentinel://" + sentinel_hosts() + "/m?read_from_replicas=yes&l1_coherence=auto");
+    b->set("rr:written", "w", std::nullopt, rt::soon());
+    RawRedis primary(world->primary->port()), replica(world->replica->port());
+    assert_true(primary.has("rr:written"));
+    assert_int_equal(series(b->metrics_text(), "cachekit_redis_sentinel_replicas"), 1);
+    replica.text({"CONFIG", "SET", "replica-read-only", "no"});
+    replica.text({"SET", "rr:replica-only", "r"});
+    Buffer out;
+    int on_replica = 0;
+    for (int i = 0; i < 4; ++i) on_replica += b->get("rr:replica-only", out.get(), rt::soon());
+    assert_int_equal(on_replica, 4);  // one replica: every read goes there
+    assert_true(out.view() == "r");
+    assert_true(b->exists("rr:replica-only", rt::soon()));
+    replica.text({"DEL", "rr:replica-only"});
+    replica.text({"CONFIG", "SET", "replica-read-only", "yes"});
+    assert_false(primary.has("rr:replica-only"));
+
+    cachekit::testing::FeedWatcher watcher;
+    cachekit::l2::WatchRequest request;
+    request.prefixes = {"coh:"};
+    request.handler = &watcher;
+    auto feed = b->watch(request);
+    assert_non_null(feed.get());
+    assert_true(rt::eventually([&] { return watcher.is_live.load(); }));
+    assert_string_equal(feed->mode(), "tracking");
+    assert_false(primary.feed_client_id().empty());
+    assert_false(replica.feed_client_id().empty());
+    primary.text({"SET", "coh:rr", "1"});
+    assert_true(rt::eventually([&] { return watcher.saw("coh:rr"); }));
+    primary.text({"DEL", "coh:rr", "rr:written"});
+    // Announcements go to the primary (a PUBLISH on a replica would reach
+    // that replica's subscribers only).
+    RawRedis sub(world->primary->port());
+    timeval tv{10, 0};
+    redisSetTimeout(sub.c, tv);
+    freeReplyObject(redisCommand(sub.c, "SUBSCRIBE cachekit:py:invalidate:v1"));
+    feed->announce("rr:announced");
+    void *reply = nullptr;
+    assert_int_equal(redisGetReply(sub.c, &reply), REDIS_OK);
+    auto *m = static_cast<redisReply *>(reply);
+    assert_int_equal(m->type, REDIS_REPLY_ARRAY);
+    assert_true(contains(std::string(m->element[2]->str, m->element[2]->len), "rr:announced"));
+    freeReplyObject(m);
+}
+
+// A hostile sentinel, listed first (so the watcher subscribes to it and
+// discovery asks it first): it answers get-master-addr-by-name with
+// whatever `named` says and, on demand, publishes a forged +switch-master
+// naming the same address. Neither the read-only replica (ROLE slave) nor
+// a dead port is followed: the backend asks again, refuses what the fake
+// names, and the real sentinels still name the primary.
+void test_forged_switch_not_followed(void **) {
+    std::atomic<int> named{world->replica->port()};
+    std::atomic<int> forge{0};  // messages wanted
+    std::atomic<int> asked{0};  // get-master-addr-by-name requests seen
+    std::atomic<bool> subscribed{false};
+    cachekit::testing::FakeServer fake([&](int fd, int) {
+        std::string in;
+        int sent = 0;
+        bool subscriber = false;
+        while (!fake.stopping()) {
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, 20) <= 0) {
+                if (subscriber && sent < forge.load()) {
+                    ++sent;
+                    const std::string port = std::to_string(named.load());
+                    const std::string payload = "m 127.0.0.1 " + std::to_string(world->primary->port()) + " 127.0.0.1 " + port;
+                    const std::string msg = "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$" +
+                                            std::to_string(payload.size()) + "\r\n" + payload + "\r\n";
+                    if (!cachekit::testing::FakeServer::write_all(fd, msg)) return;
+                }
+                continue;
+            }
+            char buf[4096];
+            const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+            if (n <= 0) return;
+            in.append(buf, size_t(n));
+            std::string reply;
+            if (contains(in, "get-master-addr-by-name")) {
+                ++asked;
+                const std::string port = std::to_string(named.load());
+                reply = "*2\r\n$9\r\n127.0.0.1\r\n$" + std::to_string(port.size()) + "\r\n" + port + "\r\n";
+            } else if (contains(in, "SETNAME")) {
+                reply = "+OK\r\n";
+            } else if (contains(in, "SUBSCRIBE")) {
+                reply = "*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n";
+                subscriber = true;
+                subscribed = true;
+            } else if (contains(in, "PING")) {
+                reply = "*2\r\n$4\r\npong\r\n$0\r\n\r\n";
+            } else {
+                continue;  // the rest of a command
+            }
+            in.clear();
+            if (!cachekit::testing::FakeServer::write_all(fd, reply)) return;
+        }
+    });
+    auto b = open("redis-sentinel://127.0.0.1:" + std::to_string(fake.port()) + "," + sentinel_hosts() + "/m");
+    b->set("forged", "1", std::nullopt, rt::soon());  // the fake's replica refused, the real primary found
+    assert_true(rt::eventually([&] { return subscribed.load(); }));
+    const std::string primary = primary_series(world->primary->port());
+    for (int dead : {0, 1}) {
+        if (dead) named = cachekit::testing::free_port();  // nothing listens there
+        const int before = asked.load();
+        ++forge;
+        // Heard, and acted on: the fake (the announcing sentinel) is asked again.
+        assert_true(rt::eventually([&] {
+            return series(b->metrics_text(), "cachekit_redis_sentinel_switch_announcements_total") == dead + 1 &&
+                   asked.load() > before;
+        }));
+        const std::string m = b->metrics_text();
+        assert_true(contains(m, primary.c_str()));
+        assert_int_equal(series(m, "cachekit_redis_sentinel_primary_switches_total"), 0);
+    }
+    b->set("forged", "2", std::nullopt, rt::soon());
+    RawRedis raw(world->primary->port());
+    assert_string_equal(raw.text({"GET", "forged"}).c_str(), "2");  // the writes stayed on the primary
+    assert_true(b->del("forged", rt::soon()));
 }
 
 // A fake sentinel naming a writable replica: the ROLE check refuses it, so
@@ -331,6 +519,9 @@ void test_tls(void **) {
         assert_true(out.view() == "t");
         auto h = b->health(rt::soon());
         assert_true(contains(h.detail, "TLS"));
+        // The +switch-master watcher speaks TLS to the sentinel too.
+        assert_true(rt::eventually(
+            [&] { return series(b->metrics_text(), "cachekit_redis_sentinel_watcher_subscribed") == 1; }));
         assert_true(contains(h.detail, std::to_string(primary.tls_port).c_str()));
         RawRedis raw(primary.server->port());  // the plain port: the write is there
         assert_true(raw.has("tls"));
@@ -358,6 +549,30 @@ void test_failover(void **) {
         b->set("before", "b", std::nullopt, rt::soon());
         return b->get("before", out.get(), rt::soon());
     }));
+
+    // A second backend, with L1 coherence on a feed the test watches, that
+    // makes no call during the failover: only its +switch-master watcher can
+    // move it, and its feed must follow the primary it moves to.
+    cachekit::l2::OpenOptions quiet_options;
+    quiet_options.connect_timeout = 1000ms;
+    quiet_options.resilience.command_timeout = 1000ms;
+    quiet_options.resilience.fail_open = false;
+    auto quiet = cachekit::l2::open_backend("redis-sentinel://" + sentinel_hosts() + "/m?l1_coherence=tracking",
+                                            quiet_options);
+    cachekit::testing::FeedWatcher watcher;
+    cachekit::l2::WatchRequest request;
+    request.prefixes = {"coh:"};
+    request.handler = &watcher;
+    auto feed = quiet->watch(request);
+    assert_non_null(feed.get());
+    assert_true(rt::eventually([&] { return watcher.is_live.load(); }));
+    assert_true(rt::eventually(
+        [&] { return series(quiet->metrics_text(), "cachekit_redis_sentinel_watcher_subscribed") == 1; }));
+    {
+        RawRedis old_primary(world->primary->port());
+        old_primary.text({"SET", "coh:before", "1"});
+        assert_true(rt::eventually([&] { return watcher.saw("coh:before"); }));
+    }
 
     const int new_port = world->replica->port();
     world->primary->kill();
@@ -409,6 +624,23 @@ void test_failover(void **) {
     assert_int_equal(errors.load(), 0);
     assert_int_equal(wrong.load(), 0);  // a hit is always the value written for that key
     assert_true(landed);
+
+    // The quiet backend moved on the announcement alone, before any call of
+    // its own could fail, and once, to the primary the sentinels elected.
+    const std::string moved = primary_series(new_port);
+    if (!rt::eventually([&] { return contains(quiet->metrics_text(), moved.c_str()); }, 10000ms))
+        fail_msg("the watcher did not move the quiet backend:\n%s", quiet->metrics_text().c_str());
+    const std::string m = quiet->metrics_text();
+    assert_int_equal(series(m, "cachekit_redis_sentinel_primary_switches_total"), 1);
+    assert_true(series(m, "cachekit_redis_sentinel_switch_announcements_total") >= 1);
+    // Its feed followed: live again on the new primary, where a write by
+    // another client reaches it.
+    assert_true(rt::eventually([&] { return watcher.is_live.load(); }, 10000ms));
+    RawRedis writer(new_port);
+    writer.text({"SET", "coh:after", "2"});
+    assert_true(rt::eventually([&] { return watcher.saw("coh:after"); }));
+    quiet->set("quiet", "q", std::nullopt, rt::soon());  // its first call: no error
+    assert_true(writer.has("quiet"));
     RawRedis promoted(new_port);
     assert_true(contains(promoted.text({"INFO", "replication"}), "role:master"));
     // And the backend says where it writes now.
@@ -428,6 +660,7 @@ int main() {
     const struct CMUnitTest parse_tests[] = {
         cmocka_unit_test(test_url_forms),
         cmocka_unit_test(test_url_errors),
+        cmocka_unit_test(test_switch_payload),
     };
     int failed = cmocka_run_group_tests_name("sentinel_url", parse_tests, nullptr, nullptr);
     if (RedisServer::find_binary().empty()) {
@@ -440,8 +673,10 @@ int main() {
         cmocka_unit_test(test_unknown_master),
         cmocka_unit_test(test_sentinel_names_a_replica),
         cmocka_unit_test(test_fork),
+        cmocka_unit_test(test_forged_switch_not_followed),
         cmocka_unit_test(test_readonly_rediscovers),
         cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_read_from_replicas),  // late: the replica's first sync is over by then
         cmocka_unit_test(test_failover),  // last: it moves the primary
     };
     failed += cmocka_run_group_tests_name("sentinel_servers", tests, setup, teardown);

@@ -66,9 +66,9 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run("get", "k", "--backend", "rediss://127.0.0.1:1?ssl_ca_certs=/nonexistent/ca.pem")
     check("rediss:// with a missing CA file is a clear error",
           rc == 1 and "InvalidArgument" in err and "/nonexistent/ca.pem" in err, err)
-    rc, out, err = run("get", "k", "--backend", "redis-sentinel://127.0.0.1:1/m?l1_coherence=auto")
-    check("redis-sentinel:// reaches the core's parser (coherence refused)",
-          rc == 1 and "InvalidArgument" in err and "not supported yet over Sentinel" in err, err)
+    rc, out, err = run("get", "k", "--backend", "redis-sentinel://127.0.0.1:1/m?sentinel_username=u")
+    check("redis-sentinel:// reaches the core's parser (a user name without a password refused)",
+          rc == 1 and "InvalidArgument" in err and "sentinel_username needs sentinel_password" in err, err)
     rc, out, err = run("get", "k", "--backend", "ftp://x")
     check("an unknown scheme is a clear error", rc == 1 and "InvalidArgument" in err, err)
     rc, out, err = run("set", "k", "--backend", url)

@@ -1,8 +1,10 @@
 // Redis behind Sentinel: the sentinels are asked where the primary of a
 // named master is, a single-node Redis backend (open_redis) is connected to
 // it, and it is asked again after a connection failure, a timeout or a
-// READONLY reply, swapping to the new primary when it moved. A primary is
-// only taken when it says ROLE master. See docs/redis.md "Sentinel".
+// READONLY reply, and as soon as a sentinel announces +switch-master,
+// swapping to the new primary when it moved. A primary is only taken when
+// it says ROLE master. L1 coherence feeds watch the current primary and
+// follow it. See docs/redis.md "Redis Sentinel".
 #pragma once
 
 #include <chrono>
@@ -33,6 +35,10 @@ struct SentinelConfig {
     // they share the data connections' TLS settings and timeouts.
     std::string sentinel_username;
     std::string sentinel_password;
+    // Reads (get, get_many, exists, ttl) go to the primary's replicas, round
+    // robin (?read_from_replicas=yes); the replica list is read at each
+    // discovery.
+    bool read_from_replicas = false;
     // At most one discovery per gap (and one at a time).
     std::chrono::milliseconds rediscover_min_gap{200};
 };
@@ -40,7 +46,7 @@ struct SentinelConfig {
 // redis-sentinel://[user:password@]host[:port][,host[:port]...]/master[/db][?params]
 // and rediss-sentinel://... (TLS to sentinels and data nodes, the ssl_*
 // parameters of rediss://). Port 26379 by default. Params: sentinel_username,
-// sentinel_password, l1_coherence (off only), the ssl_* ones. Anything
+// sentinel_password, read_from_replicas, l1_coherence (as redis://'s), the ssl_* ones. Anything
 // malformed is CACHEKIT_EINVAL with a message that never shows a password.
 // `tls`: the caller's TLS options, as parse_redis_url takes them (the URL's
 // ssl_* win; tls.enabled makes redis-sentinel:// a TLS one).

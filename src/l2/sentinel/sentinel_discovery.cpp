@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <string_view>
@@ -17,6 +18,9 @@ constexpr uint64_t kSentinelMaxReplyBytes = 64 << 10;
 constexpr uint64_t kRoleMaxReplyBytes = 1 << 20;
 constexpr uint32_t kRoleMaxElements = 4096;
 constexpr size_t kMaxHostLength = 255;
+// SENTINEL replicas: entries of about 40 field/value pairs each.
+constexpr uint32_t kMaxListedReplicas = 256;
+constexpr uint32_t kMaxReplicaFields = 256;
 
 // What a sentinel may name: a host name or an IP literal (v4 or v6, no brackets).
 bool plausible_host(std::string_view host) {
@@ -100,6 +104,92 @@ bool SentinelDiscovery::is_master(const PrimaryAddress &where, Deadline deadline
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0 || reply->element[0]->type != REDIS_REPLY_STRING)
         return false;
     return redis_replies::text(*reply->element[0]) == "master";
+}
+
+// SENTINEL replicas <name>: an array of flat [field, value, ...] arrays.
+std::vector<PrimaryAddress> SentinelDiscovery::ask_replicas(RedisNode &sentinel, Deadline deadline) const {
+    RedisSession session(sentinel, deadline);
+    const char *argv[] = {"SENTINEL", "replicas", master_.c_str()};
+    const size_t lens[] = {8, 8, master_.size()};
+    session.append(3, argv, lens, ReplyShape::nested(kMaxListedReplicas, kMaxReplicaFields));
+    redis_replies::Reply reply = session.next("SENTINEL replicas", deadline);
+    if (reply->type == REDIS_REPLY_ERROR)
+        fail(CACHEKIT_EBACKEND, redis_replies::describe(*reply, "", "SENTINEL replicas").substr(2));
+    if (reply->type != REDIS_REPLY_ARRAY) fail(CACHEKIT_EBACKEND, "SENTINEL replicas: not an array");
+    std::vector<PrimaryAddress> out;
+    for (size_t i = 0; i < reply->elements && out.size() < kMaxReplicas; ++i) {
+        const redisReply &entry = *reply->element[i];
+        if (entry.type != REDIS_REPLY_ARRAY) continue;
+        std::string_view ip, port, flags;
+        for (size_t f = 0; f + 1 < entry.elements; f += 2) {
+            const std::string_view name = redis_replies::text(*entry.element[f]);
+            const std::string_view value = redis_replies::text(*entry.element[f + 1]);
+            if (name == "ip") ip = value;
+            else if (name == "port") port = value;
+            else if (name == "flags") flags = value;
+        }
+        // master-link-status is not asked: Sentinel reads it from the
+        // replica's INFO every 10 s, so it lags; ROLE says it now.
+        if (flags.find("s_down") != std::string_view::npos || flags.find("o_down") != std::string_view::npos ||
+            flags.find("disconnected") != std::string_view::npos)
+            continue;
+        const int p = parse_port(port);
+        if (!plausible_host(ip) || p < 0) continue;
+        out.push_back({std::string(ip), p});
+    }
+    return out;
+}
+
+bool SentinelDiscovery::is_replica_of(const PrimaryAddress &where, const PrimaryAddress &primary,
+                                      Deadline deadline) const {
+    RedisConfig c = node_config(data_, where.host, where.port);
+    c.max_reply_bytes = kRoleMaxReplyBytes;
+    c.reconnect_backoff_min = std::chrono::milliseconds(0);
+    RedisNode node(c);
+    RedisSession session(node, deadline);
+    const char *argv[] = {"ROLE"};
+    const size_t lens[] = {4};
+    session.append(1, argv, lens, ReplyShape::tree(kRoleMaxElements));
+    redis_replies::Reply reply = session.next("ROLE", deadline);
+    // ["slave", master host, master port, "connected", offset]
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 4) return false;
+    const redisReply *const *e = reply->element;
+    return e[0]->type == REDIS_REPLY_STRING && redis_replies::text(*e[0]) == "slave" &&
+           e[1]->type == REDIS_REPLY_STRING && redis_replies::text(*e[1]) == primary.host &&
+           e[2]->type == REDIS_REPLY_INTEGER && e[2]->integer == primary.port && e[3]->type == REDIS_REPLY_STRING &&
+           redis_replies::text(*e[3]) == "connected";
+}
+
+std::vector<PrimaryAddress> SentinelDiscovery::replicas(const PrimaryAddress &primary,
+                                                        const std::vector<PrimaryAddress> &trusted, Deadline deadline) {
+    std::string why;
+    const size_t n = sentinels_.size();
+    const size_t start = first_.load(std::memory_order_relaxed) % n;
+    for (size_t i = 0; i < n && !deadline.passed(); ++i) {
+        RedisNode &sentinel = *sentinels_[(start + i) % n];
+        std::vector<PrimaryAddress> listed;
+        try {
+            listed = ask_replicas(sentinel, deadline);
+        } catch (const Error &e) {
+            why += (why.empty() ? "" : "; ") + std::string(e.what());
+            continue;
+        }
+        std::vector<PrimaryAddress> out;
+        for (const PrimaryAddress &r : listed) {
+            if (r == primary) continue;
+            bool ok = std::find(trusted.begin(), trusted.end(), r) != trusted.end();
+            if (!ok) {
+                try {
+                    ok = is_replica_of(r, primary, deadline);
+                } catch (const Error &) {
+                }
+            }
+            if (ok) out.push_back(r);
+        }
+        return out;
+    }
+    fail(deadline.passed() ? CACHEKIT_ETIMEOUT : CACHEKIT_EBACKEND,
+         "Redis Sentinel: no replica list for master \"" + master_ + "\"" + (why.empty() ? "" : ": " + why));
 }
 
 PrimaryAddress SentinelDiscovery::find(Deadline deadline, const PrimaryAddress *known) {

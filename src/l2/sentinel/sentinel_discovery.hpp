@@ -39,10 +39,28 @@ public:
     // deadline passed first. Thread-safe.
     PrimaryAddress find(Deadline deadline, const PrimaryAddress *known);
 
+    // Ask sentinel `index` (of config.sentinels) first from now on: the one
+    // that announced a switch knows the new primary before the others.
+    void prefer(size_t index) { first_.store(index % sentinels_.size(), std::memory_order_relaxed); }
+
+    // The primary's replicas that reads may use (read_from_replicas): the
+    // first sentinel to answer SENTINEL replicas <name> lists them, those
+    // flagged down or disconnected are left out, and each must answer ROLE
+    // as a connected replica of
+    // `primary` (same host text and port), unless it is in `trusted` (already
+    // checked for this primary). At most kMaxReplicas. Throws as find()
+    // when no sentinel answers.
+    static constexpr size_t kMaxReplicas = 16;
+    std::vector<PrimaryAddress> replicas(const PrimaryAddress &primary, const std::vector<PrimaryAddress> &trusted,
+                                         Deadline deadline);
+
     // True when `where` answers ROLE with "master" (throws on I/O failure).
     bool is_master(const PrimaryAddress &where, Deadline deadline) const;
 
 private:
+    std::vector<PrimaryAddress> ask_replicas(RedisNode &sentinel, Deadline deadline) const;
+    bool is_replica_of(const PrimaryAddress &where, const PrimaryAddress &primary, Deadline deadline) const;
+
     // nullopt-like empty host: the sentinel does not know the master.
     PrimaryAddress ask(RedisNode &sentinel, Deadline deadline) const;
 

@@ -32,7 +32,7 @@ std::string decode(std::string_view text, const char *what) {
     return *out;
 }
 
-// Sentinel's own params are taken out; the ssl_* ones are left in `passed`
+// Sentinel's own params are taken out; l1_coherence and the ssl_* ones are left in `passed`
 // ("?a=b&c=d") for parse_redis_url to check, as a data URL's.
 void parse_query(std::string_view query, SentinelConfig &config, bool tls, std::string &passed) {
     each_query_param(query, [&](std::string_view name, std::string_view value, std::string_view param) {
@@ -40,18 +40,22 @@ void parse_query(std::string_view query, SentinelConfig &config, bool tls, std::
             config.sentinel_password = decode(value, "sentinel_password");
         } else if (name == "sentinel_username") {
             config.sentinel_username = decode(value, "sentinel_username");
+        } else if (name == "read_from_replicas") {
+            if (value == "yes" || value == "true" || value == "1") config.read_from_replicas = true;
+            else if (value == "no" || value == "false" || value == "0") config.read_from_replicas = false;
+            else bad_url("query parameter read_from_replicas takes yes or no, got \"" + std::string(value) + "\"");
         } else if (name == "l1_coherence") {
             CoherenceMode mode;
             if (!coherence_mode_named(value, &mode))
                 bad_url("l1_coherence \"" + std::string(value) + "\" is not one of auto, tracking, pubsub, off");
-            if (mode != CoherenceMode::Off)
-                bad_url("L1 coherence is not supported yet over Sentinel (drop l1_coherence or set it to off)");
+            (void)mode;  // the data URL's, as redis://'s (the feed watches the current primary)
+            passed += (passed.empty() ? "?" : "&") + std::string(param);
         } else if (name.substr(0, 4) == "ssl_") {
             if (!tls) bad_url("\"" + std::string(name) + "\" needs TLS: use rediss-sentinel://");
             passed += (passed.empty() ? "?" : "&") + std::string(param);
         } else {
             bad_url("unknown query parameter \"" + std::string(name) +
-                    "\" (known: sentinel_username, sentinel_password, l1_coherence" +
+                    "\" (known: sentinel_username, sentinel_password, read_from_replicas, l1_coherence" +
                     (tls ? ", ssl_cert_reqs, ssl_ca_certs, ssl_ca_path, ssl_certfile, ssl_keyfile, ssl_check_hostname"
                          : "") +
                     "; put the database in the path: /master/N)");
@@ -116,7 +120,7 @@ SentinelConfig parse_sentinel_url(std::string_view url, const RedisTls &base) {
         bad_url("the master name must be 1..256 bytes");
     if (db.find('/') != std::string_view::npos) bad_url("the path is /<master-name>[/db], got more segments");
 
-    std::string passed;  // the ssl_* params, for the data URL
+    std::string passed;  // l1_coherence and the ssl_* params, for the data URL
     parse_query(query, config, tls, passed);
     if (!config.sentinel_username.empty() && config.sentinel_password.empty())
         bad_url("sentinel_username needs sentinel_password");

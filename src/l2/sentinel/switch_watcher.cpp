@@ -1,0 +1,324 @@
+#include "l2/sentinel/switch_watcher.hpp"
+
+#include <hiredis/hiredis.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "l2/redis/feed_session.hpp"
+#include "l2/redis/redis_replies.hpp"
+#include "l2/redis/resp_guard.hpp"
+#include "l2/redis/transport.hpp"
+#include "util/error.hpp"
+#include "util/fork_hooks.hpp"
+
+namespace cachekit::l2 {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using redis_replies::Reply;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kIdlePing{1000};  // a PING after this long without a byte
+constexpr int kMaxUnansweredPings = 3;   // then the connection counts as lost
+constexpr milliseconds kBackoffMin{100}, kBackoffMax{2000};
+// A subscriber's replies are [kind, channel, payload] of a few short strings.
+constexpr uint64_t kMaxReplyBytes = 64 << 10;
+
+// Why a connection ended (caught in the thread; never leaves it).
+struct Lost {
+    std::string why;
+};
+struct Stopped {};
+
+bool is_kind(const redisReply &r, std::string_view kind) {
+    return r.type == REDIS_REPLY_ARRAY && r.elements >= 1 && r.element[0]->type == REDIS_REPLY_STRING &&
+           redis_replies::text(*r.element[0]) == kind;
+}
+
+}  // namespace
+
+bool parse_switch_master(std::string_view payload, std::string_view master, std::string *host, int *port) {
+    std::vector<std::string_view> fields;
+    while (fields.size() < 6) {
+        const size_t sp = payload.find(' ');
+        fields.push_back(payload.substr(0, sp));
+        if (sp == std::string_view::npos) break;
+        payload.remove_prefix(sp + 1);
+    }
+    if (fields.size() != 5 || fields[0] != master) return false;
+    const std::string_view h = fields[3], p = fields[4];
+    if (h.empty() || h.size() > 255 || p.empty() || p.size() > 5) return false;
+    int n = 0;
+    for (char c : p) {
+        if (c < '0' || c > '9') return false;
+        n = n * 10 + (c - '0');
+    }
+    if (n < 1 || n > 65535) return false;
+    *host = std::string(h);
+    *port = n;
+    return true;
+}
+
+// One connection to one sentinel: blocking steps over a non-blocking
+// socket, each poll also watching the owner's eventfd (stop).
+struct SwitchWatcher::Conn {
+    struct CtxFree {
+        void operator()(redisContext *c) const noexcept { redisFree(c); }
+    };
+
+    explicit Conn(const SwitchWatcher &w) : owner(w) {}
+    ~Conn() {
+        if (ssl) tls::forget(ssl);
+    }
+
+    // revents of the socket, 0 when `until` came first; Stopped when asked to stop.
+    short await(short events, Clock::time_point until) {
+        for (;;) {
+            if (owner.stop_.load()) throw Stopped{};
+            const auto left = std::chrono::ceil<milliseconds>(until - Clock::now()).count();
+            if (left <= 0) return 0;
+            pollfd fds[2] = {{ctx->fd, events, 0}, {owner.wake_fd_, POLLIN, 0}};
+            const int r = ::poll(fds, 2, int(std::min<long long>(left, 1000)));
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) throw Lost{"poll failed"};
+            if (fds[1].revents != 0) throw Stopped{};  // written at stop only
+            if (fds[0].revents != 0) return fds[0].revents;
+        }
+    }
+
+    void connect(const SentinelConfig::Host &h, const RedisTls &tls_settings, Clock::time_point until) {
+        ctx.reset(redisConnectNonBlock(h.host.c_str(), h.port));
+        if (!ctx) throw std::bad_alloc();
+        if (ctx->err) throw Lost{std::string("connect failed: ") + ctx->errstr};
+        if (await(POLLOUT, until) == 0) throw Lost{"connect timed out"};
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (::getsockopt(ctx->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        if (err != 0) throw Lost{std::string("connect failed: ") + std::strerror(err)};
+        redisEnableKeepAlive(ctx.get());
+        if (!tls_settings.enabled) return;
+        tls_ctx = std::make_unique<tls::Context>(tls_settings, h.host);
+        ssl = tls_ctx->session(ctx->fd, h.host);
+        for (;;) {
+            const long step = tls::handshake(ssl);
+            if (step == 0) return;
+            if (step == tls::kFailed) throw Lost{"TLS handshake failed: " + tls::why()};
+            if (await(step == tls::kWantWrite ? POLLOUT : POLLIN, until) == 0) throw Lost{"TLS handshake timed out"};
+        }
+    }
+
+    void send(const std::vector<std::string> &args, Clock::time_point until) {
+        const std::string out = feed::format_command(args);
+        size_t done = 0;
+        while (done < out.size()) {
+            if (ssl) {
+                const long n = tls::write(ssl, out.data() + done, out.size() - done);
+                if (n == tls::kWouldBlock) {
+                    if (await(POLLOUT, until) == 0) throw Lost{"write timed out"};
+                    continue;
+                }
+                if (n <= 0) throw Lost{"TLS write failed"};
+                done += size_t(n);
+                continue;
+            }
+            const ssize_t n = ::send(ctx->fd, out.data() + done, out.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                if (await(POLLOUT, until) == 0) throw Lost{"write timed out"};
+                continue;
+            }
+            if (n <= 0) throw Lost{"send failed"};
+            done += size_t(n);
+        }
+    }
+
+    // Bytes now (> 0), or 0 when there are none yet; a loss throws.
+    ssize_t receive(char *buf, size_t len) {
+        if (ssl) {
+            const long n = tls::read(ssl, buf, len);
+            if (n > 0) return n;
+            if (n == tls::kWouldBlock) return 0;
+            throw Lost{n == tls::kClosed ? std::string("connection closed") : "TLS read failed: " + tls::why()};
+        }
+        for (;;) {
+            const ssize_t n = ::recv(ctx->fd, buf, len, MSG_DONTWAIT);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+            if (n <= 0) throw Lost{n == 0 ? "connection closed" : "recv failed"};
+            return n;
+        }
+    }
+
+    // The next reply, or null when `until` came first. Every byte passes
+    // the guard before hiredis's reader sees it.
+    Reply next(Clock::time_point until) {
+        for (;;) {
+            void *raw = nullptr;
+            if (redisReaderGetReply(ctx->reader, &raw) != REDIS_OK) throw Lost{"protocol error"};
+            if (raw != nullptr) return Reply(static_cast<redisReply *>(raw));
+            if (!(ssl && tls::pending(ssl)) && await(POLLIN, until) == 0) return nullptr;
+            char chunk[4096];
+            const ssize_t n = receive(chunk, sizeof chunk);
+            if (n == 0) continue;
+            if (!guard.feed(chunk, size_t(n))) throw Lost{"reply refused: " + guard.why()};
+            if (redisReaderFeed(ctx->reader, chunk, size_t(n)) != REDIS_OK) throw Lost{"protocol error"};
+        }
+    }
+
+    // One command answered within `until` (null: no answer in time).
+    Reply command(const std::vector<std::string> &args, Clock::time_point until) {
+        guard.expect(ReplyShape::scalar());
+        send(args, until);
+        return next(until);
+    }
+
+    const SwitchWatcher &owner;
+    std::unique_ptr<redisContext, CtxFree> ctx;
+    std::unique_ptr<tls::Context> tls_ctx;
+    SSL *ssl = nullptr;  // over ctx's socket; freed before it, without close_notify
+    RespGuard guard{kMaxReplyBytes};
+};
+
+SwitchWatcher::SwitchWatcher(const SentinelConfig &config, std::function<bool(const Announcement &)> announced,
+                             std::chrono::milliseconds retry)
+    : config_(config), announced_(std::move(announced)), retry_(retry), pid_(fork_hooks::pid()) {
+    if (config_.sentinels.empty()) fail(CACHEKIT_EINVAL, "Redis Sentinel config: no sentinel hosts");
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+    try {
+        thread_ = std::make_unique<std::thread>([this] { run(); });
+    } catch (...) {
+        ::close(wake_fd_);
+        throw;
+    }
+}
+
+SwitchWatcher::~SwitchWatcher() {
+    if (pid_ != fork_hooks::pid()) {
+        // A forked child: the thread is the parent's and does not run here.
+        // Leave it (and the eventfd's copy) alone.
+        (void)thread_.release();
+        return;
+    }
+    stop_.store(true);
+    const uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+    thread_->join();
+    ::close(wake_fd_);
+}
+
+bool SwitchWatcher::wait(Clock::time_point until) noexcept {
+    for (;;) {
+        if (stop_.load()) return false;
+        const auto left = std::chrono::ceil<milliseconds>(until - Clock::now()).count();
+        if (left <= 0) return true;
+        pollfd fd{wake_fd_, POLLIN, 0};
+        (void)::poll(&fd, 1, int(std::min<long long>(left, 1000)));
+    }
+}
+
+void SwitchWatcher::run() noexcept {
+    (void)pthread_setname_np(pthread_self(), kThreadName);
+    size_t at = 0;
+    milliseconds backoff = kBackoffMin;
+    bool first = true;
+    while (!stop_.load()) {
+        bool was_subscribed = false;
+        try {
+            was_subscribed = watch(at, first);
+        } catch (const Stopped &) {
+            return;
+        } catch (...) {
+            // A connection that could not even be set up (no memory, bad
+            // TLS files): the next sentinel, after the backoff.
+        }
+        subscribed_.store(false);
+        if (was_subscribed) {
+            first = false;
+            backoff = kBackoffMin;
+        }
+        at = (at + 1) % config_.sentinels.size();
+        if (!wait(Clock::now() + backoff)) return;
+        backoff = std::min(backoff * 2, kBackoffMax);
+    }
+}
+
+bool SwitchWatcher::watch(size_t sentinel, bool first) {
+    Conn c(*this);
+    bool was_subscribed = false;
+    try {
+        c.connect(config_.sentinels[sentinel], config_.data.tls, Clock::now() + config_.data.connect_timeout);
+        const milliseconds step{std::max<long long>(1000, config_.data.command_timeout.count() * 4)};
+        if (!config_.sentinel_password.empty()) {
+            std::vector<std::string> auth{"AUTH"};
+            if (!config_.sentinel_username.empty()) auth.push_back(config_.sentinel_username);
+            auth.push_back(config_.sentinel_password);
+            Reply r = c.command(auth, Clock::now() + step);
+            if (!r) throw Lost{"AUTH unanswered"};
+            if (!redis_replies::is_ok(*r)) throw Lost{"AUTH refused"};
+        }
+        if (!c.command({"CLIENT", "SETNAME", kClientName}, Clock::now() + step))
+            throw Lost{"CLIENT SETNAME unanswered"};  // an error reply is fine: the name is for tests
+        // The confirmation, every message and every PING's answer: [kind, channel, payload].
+        c.guard.expect_stream(ReplyShape::array(3));
+        c.send({"SUBSCRIBE", kChannel}, Clock::now() + step);
+        Reply r = c.next(Clock::now() + step);
+        if (!r) throw Lost{"SUBSCRIBE unanswered"};
+        if (!is_kind(*r, "subscribe")) throw Lost{"SUBSCRIBE refused"};
+        was_subscribed = true;
+        subscribed_.store(true);
+
+        constexpr Clock::time_point never = Clock::time_point::max();
+        // Resubscribed: an announcement may have come while we were not
+        // listening, so the owner asks again (not at the very first
+        // subscription: the owner has just opened).
+        Clock::time_point call_at = first ? never : Clock::now();
+        Announcement pending{sentinel, {}, 0};
+        int tries = 0;
+        Clock::time_point idle_at = Clock::now() + kIdlePing;
+        int unanswered = 0;
+        for (;;) {
+            if (Clock::now() >= call_at) {
+                bool done = true;
+                try {
+                    done = announced_(pending);
+                } catch (...) {
+                }
+                call_at = done || ++tries > kMaxRetries ? never : Clock::now() + retry_;
+            }
+            r = c.next(std::min(call_at, idle_at));
+            const Clock::time_point now = Clock::now();
+            if (!r) {
+                if (now < idle_at) continue;  // the callback's time
+                if (++unanswered > kMaxUnansweredPings) throw Lost{"no reply to PING"};
+                c.send({"PING"}, now + step);
+                idle_at = now + kIdlePing;
+                continue;
+            }
+            unanswered = 0;
+            idle_at = now + kIdlePing;
+            if (!is_kind(*r, "message") || r->elements != 3) continue;  // pong
+            if (redis_replies::text(*r->element[1]) != kChannel || r->element[2]->type != REDIS_REPLY_STRING) continue;
+            Announcement a{sentinel, {}, 0};
+            if (!parse_switch_master(redis_replies::text(*r->element[2]), config_.master_name, &a.host, &a.port))
+                continue;
+            messages_.fetch_add(1, std::memory_order_relaxed);
+            pending = std::move(a);  // a hint only: the owner asks the sentinels and checks ROLE
+            tries = 0;
+            call_at = now;
+        }
+    } catch (const Lost &) {
+    } catch (const Error &) {  // a TLS context that cannot be made (its files)
+    }
+    return was_subscribed;
+}
+
+}  // namespace cachekit::l2
