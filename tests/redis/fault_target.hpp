@@ -1,7 +1,11 @@
 // The server side of the fault cases (test_redis_faults.cpp), so the same
 // case bodies run against the single-node backend (suite redis) and the
 // cluster backend (suite cluster, `test_redis_faults cluster`):
-// - Single: a private redis-server per case.
+// - Single: a private redis-server per case; over plain TCP (suite redis)
+//   or over TLS (`test_redis_faults tls`, suite redis): then the URLs are
+//   rediss:// to the server's TLS port (a certificate for 127.0.0.1 from a
+//   test CA made once per run, tls_certs.hpp), every fault hits the TLS
+//   connections, and restart() comes back on the same TLS port.
 // - Cluster: one private 6-node cluster shared by every case (built on first
 //   use, emptied for each case, with a password: a case that asks for none
 //   gets the password URL anyway). "The server" of a case is every node at once: pause(), kill()
@@ -12,12 +16,14 @@
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "cluster_harness.hpp"
 #include "l2/cluster/redis_cluster_backend.hpp"
 #include "l2/redis/redis_backend.hpp"
 #include "redis_server.hpp"
+#include "tls_certs.hpp"
 
 namespace cachekit::testing {
 
@@ -41,17 +47,41 @@ public:
     virtual bool whole_l2_breaker() const = 0;
 };
 
+// The test CA and server certificate of the TLS target: made on first use,
+// removed at exit.
+inline const std::string &fault_tls_certs() {
+    struct Certs {
+        std::string dir = make_tls_certs();
+        ~Certs() {
+            if (!dir.empty()) run_shell("rm -rf " + dir);
+        }
+    };
+    static Certs certs;
+    if (certs.dir.empty()) throw std::runtime_error("cannot make test certificates with the openssl CLI");
+    return certs.dir;
+}
+
 class SingleTarget final : public FaultTarget {
 public:
-    explicit SingleTarget(const std::string &password) : server_(RedisServerOptions{password, false}) {}
-    std::string url() const override { return server_.url(); }
-    std::string url_with(const std::string &userinfo) const override {
-        return "redis://" + userinfo + "127.0.0.1:" + std::to_string(server_.port());
+    SingleTarget(const std::string &password, bool tls) : password_(password) {
+        if (tls) {
+            TlsServer s = start_tls_server(fault_tls_certs(), "server", false, password);
+            server_ = std::move(s.server);
+            tls_port_ = s.tls_port;
+        } else {
+            server_ = std::make_unique<RedisServer>(RedisServerOptions{password, false});
+        }
     }
-    void pause() override { server_.pause(); }
-    void resume() override { server_.resume(); }
-    void kill() override { server_.kill(); }
-    void restart() override { server_.restart(); }
+    std::string url() const override { return url_with(password_.empty() ? "" : ":" + password_ + "@"); }
+    std::string url_with(const std::string &userinfo) const override {
+        if (tls_port_ == 0) return "redis://" + userinfo + "127.0.0.1:" + std::to_string(server_->port());
+        return "rediss://" + userinfo + "127.0.0.1:" + std::to_string(tls_port_) +
+               "/0?ssl_ca_certs=" + fault_tls_certs() + "/ca.crt";
+    }
+    void pause() override { server_->pause(); }
+    void resume() override { server_->resume(); }
+    void kill() override { server_->kill(); }
+    void restart() override { server_->restart(); }
     std::unique_ptr<l2::Backend> open(const std::string &url, std::chrono::milliseconds command_timeout,
                                       unsigned pool_size) const override {
         l2::RedisConfig config = l2::parse_redis_url(url);
@@ -63,7 +93,9 @@ public:
     bool whole_l2_breaker() const override { return true; }
 
 private:
-    RedisServer server_;
+    std::string password_;
+    std::unique_ptr<RedisServer> server_;
+    int tls_port_ = 0;  // 0: plain TCP
 };
 
 class ClusterTarget final : public FaultTarget {

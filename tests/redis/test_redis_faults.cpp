@@ -1,7 +1,9 @@
 // Faults: a paused server (SIGSTOP), a killed and restarted server, a wrong
 // password, an exhausted pool, a server that is not there at all.
 // One suite for both Redis backends: `test_redis_faults` runs the cases on a
-// private redis-server (suite redis), `test_redis_faults cluster` on a
+// private redis-server (suite redis), `test_redis_faults tls` on the same
+// over rediss:// (its TLS port, a test CA; suite redis), `test_redis_faults
+// cluster` on a
 // private 6-node Redis Cluster whose nodes are all paused / killed /
 // restarted together (suite cluster; fault_target.hpp). Where the two
 // differ by design (one breaker for the whole L2 or one per node), the case
@@ -26,13 +28,14 @@ using cachekit::testing::SingleTarget;
 using namespace std::chrono_literals;
 
 bool g_cluster = false;  // argv[1] == "cluster"
+bool g_tls = false;      // argv[1] == "tls"
 constexpr const char *kPassword = ClusterTarget::kPassword;
 
-// The case's server: a fresh redis-server (with `password` when given), or
-// the shared cluster (always with kPassword), whole.
+// The case's server: a fresh redis-server (with `password` when given; over
+// TLS with "tls"), or the shared cluster (always with kPassword), whole.
 std::shared_ptr<FaultTarget> target(const std::string &password = "") {
     if (g_cluster) return std::shared_ptr<FaultTarget>(std::shared_ptr<void>(), &ClusterTarget::shared());
-    return std::make_shared<SingleTarget>(password);
+    return std::make_shared<SingleTarget>(password, g_tls);
 }
 
 bool mentions(const std::string &message, std::initializer_list<const char *> words) {
@@ -47,6 +50,7 @@ void test_paused_server_times_out(void **) {
     backend->set("k", "v", std::nullopt, rt::soon());
     Buffer out;
     assert_true(backend->get("k", out.get(), rt::soon()));
+    if (g_tls) assert_non_null(std::strstr(backend->health(rt::soon()).detail.c_str(), "TLS"));  // really rediss://
 
     server->pause();
     // The command timeout (200 ms) bounds the call although the deadline is 5 s away.
@@ -244,7 +248,11 @@ void test_nothing_listening(void **) {
         RedisServer gone;
         port = gone.port();
     }
-    cachekit::l2::RedisConfig config = cachekit::l2::parse_redis_url("redis://127.0.0.1:" + std::to_string(port));
+    // Over TLS: refused before any handshake, with the TLS settings loaded.
+    const std::string url = g_tls ? "rediss://127.0.0.1:" + std::to_string(port) + "/0?ssl_ca_certs=" +
+                                        cachekit::testing::fault_tls_certs() + "/ca.crt"
+                                  : "redis://127.0.0.1:" + std::to_string(port);
+    cachekit::l2::RedisConfig config = cachekit::l2::parse_redis_url(url);
     config.reconnect_backoff_min = 2000ms;  // wide enough that the second call surely falls inside it
     config.reconnect_backoff_max = 2000ms;
     auto backend = cachekit::l2::open_redis(config);
@@ -263,10 +271,19 @@ void test_nothing_listening(void **) {
 
 int main(int argc, char **argv) {
     g_cluster = argc > 1 && std::strcmp(argv[1], "cluster") == 0;
+    g_tls = argc > 1 && std::strcmp(argv[1], "tls") == 0;
     if (g_cluster)
         cachekit::testing::RedisCluster::require_or_skip("test_redis_faults cluster");
     else
-        RedisServer::require_or_skip("test_redis_faults");
+        RedisServer::require_or_skip(g_tls ? "test_redis_faults tls" : "test_redis_faults");
+    if (g_tls) {
+        try {
+            (void)cachekit::testing::fault_tls_certs();  // once, before the cases
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "test_redis_faults tls: %s\n", e.what());
+            return 1;
+        }
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paused_server_times_out),
         cmocka_unit_test(test_timeouts_open_the_breaker),

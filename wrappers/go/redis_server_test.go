@@ -53,6 +53,37 @@ func startRedis(t *testing.T) *redisServer { return startRedisWith(t) }
 // startRedisWith starts one with more redis-server arguments (a TLS port).
 func startRedisWith(t *testing.T, extra ...string) *redisServer {
 	t.Helper()
+	return startRedisProcess(t, "redis-server", func(dir string, port int) []string {
+		return append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--protected-mode", "yes",
+			"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir,
+			"--logfile", filepath.Join(dir, "redis.log"), "--loglevel", "warning"}, extra...)
+	})
+}
+
+// startSentinel starts `redis-server <conf> --sentinel` on a free loopback
+// port, monitoring master "m" at 127.0.0.1:masterPort with quorum 1 (as
+// tests/redis/sentinel_harness.hpp does), its config file in a temp dir
+// (Sentinel rewrites it); extra: more config lines (TLS). Skips as
+// startRedis does; stopped at the test's end.
+func startSentinel(t *testing.T, masterPort int, extra string) *redisServer {
+	t.Helper()
+	return startRedisProcess(t, "redis-server --sentinel", func(dir string, port int) []string {
+		conf := filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", port))
+		text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\nlogfile %s\n%s"+
+			"sentinel monitor m 127.0.0.1 %d 1\nsentinel down-after-milliseconds m 1000\n"+
+			"sentinel failover-timeout m 3000\n",
+			port, dir, filepath.Join(dir, fmt.Sprintf("sentinel-%d.log", port)), extra, masterPort)
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return []string{conf, "--sentinel"}
+	})
+}
+
+// startRedisProcess runs redis-server with argsFor(its temp dir, a free
+// port) until one answers PING on that port (five tries: a lost port race).
+func startRedisProcess(t *testing.T, what string, argsFor func(dir string, port int) []string) *redisServer {
+	t.Helper()
 	bin := findRedisServer()
 	if bin == "" {
 		t.Skip("redis-server is not installed: skipping (install redis-server to run the Redis tests)")
@@ -60,10 +91,7 @@ func startRedisWith(t *testing.T, extra ...string) *redisServer {
 	dir := t.TempDir()
 	for attempt := 0; attempt < 5; attempt++ {
 		port := freePort(t)
-		args := append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--protected-mode", "yes",
-			"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir,
-			"--logfile", filepath.Join(dir, "redis.log"), "--loglevel", "warning"}, extra...)
-		cmd := exec.Command(bin, args...)
+		cmd := exec.Command(bin, argsFor(dir, port)...)
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start %s: %v", bin, err)
 		}
@@ -74,7 +102,7 @@ func startRedisWith(t *testing.T, extra ...string) *redisServer {
 		}
 		s.stop()
 	}
-	t.Fatalf("redis-server did not start (log in %s)", dir)
+	t.Fatalf("%s did not start (log in %s)", what, dir)
 	return nil
 }
 
@@ -134,6 +162,44 @@ func (s *redisServer) Calls(t *testing.T, cmd string) int {
 	}
 	calls, _ := strconv.Atoi(string(m[1]))
 	return calls
+}
+
+// Command sends one command on a plain connection of its own (not through
+// cachekit) and gives a bulk reply's payload ("(nil)" for none), else the
+// reply's first line as sent (":1", "+OK", "-ERR ...").
+func (s *redisServer) Command(t *testing.T, args ...string) string {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), time.Second)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	req := fmt.Sprintf("*%d\r\n", len(args))
+	for _, a := range args {
+		req += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := conn.Write([]byte(req)); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	r := bufio.NewReader(conn)
+	head, err := r.ReadString('\n')
+	if err != nil || len(head) < 3 {
+		t.Fatalf("%v: reply %q, %v", args, head, err)
+	}
+	head = head[:len(head)-2]
+	if head[0] != '$' {
+		return head
+	}
+	n, err := strconv.Atoi(head[1:])
+	if err != nil || n < 0 {
+		return "(nil)"
+	}
+	body := make([]byte, n+2)
+	if _, err := io.ReadFull(r, body); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return string(body[:n])
 }
 
 // Pause stops the server with SIGSTOP (it keeps its port and sockets).

@@ -47,6 +47,7 @@ func makeTLSCerts(t *testing.T, dir string) {
 type tlsRedis struct {
 	certs   string
 	tlsPort int
+	server  *redisServer // its plain port, for raw commands
 }
 
 func startTLSRedis(t *testing.T) *tlsRedis {
@@ -58,9 +59,9 @@ func startTLSRedis(t *testing.T) *tlsRedis {
 	makeTLSCerts(t, certs)
 	port := freePort(t)
 	f := func(n string) string { return filepath.Join(certs, n) }
-	startRedisWith(t, "--tls-port", fmt.Sprint(port), "--tls-cert-file", f("server.crt"), "--tls-key-file",
+	server := startRedisWith(t, "--tls-port", fmt.Sprint(port), "--tls-cert-file", f("server.crt"), "--tls-key-file",
 		f("server.key"), "--tls-ca-cert-file", f("ca.crt"), "--tls-auth-clients", "yes")
-	return &tlsRedis{certs: certs, tlsPort: port}
+	return &tlsRedis{certs: certs, tlsPort: port, server: server}
 }
 
 func (s *tlsRedis) file(n string) string { return filepath.Join(s.certs, n) }

@@ -4,14 +4,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
+
+from redis_procs import (RedisSentinel, RedisServer, SentinelSet, _free_port,  # noqa: F401 (re-exported)
+                         redis_command)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PKG_ROOT = os.path.dirname(HERE)
@@ -66,49 +66,13 @@ def unique_ns() -> str:
     return "t" + uuid.uuid4().hex[:12]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class RedisServer:
-    def __init__(self, tmp: str, extra_args: tuple[str, ...] = ()) -> None:
-        self.port = _free_port()
-        self.proc = subprocess.Popen(
-            [shutil.which("redis-server") or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no", "--dir", tmp, *extra_args],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        return
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError("redis-server did not start")
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def pause(self) -> None:
-        self.proc.send_signal(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        self.proc.send_signal(signal.SIGCONT)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+@pytest.fixture(scope="session")
+def redis_sentinel(tmp_path_factory):
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is not installed")
+    s = SentinelSet(str(tmp_path_factory.mktemp("sentinel")))
+    yield s
+    s.stop()
 
 
 @pytest.fixture(scope="session")

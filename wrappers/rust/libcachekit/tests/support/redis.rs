@@ -1,5 +1,7 @@
 //! A private redis-server on a free loopback port (the flags of
 //! tests/redis/redis_server.hpp), stopped on drop. None when not installed.
+//! Also a Redis Sentinel monitoring one (`Sentinel`) and a plain RESP client
+//! (`command`) to check what landed on a server.
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -84,6 +86,97 @@ impl RedisServer {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// One command on a plain connection of its own (not through cachekit).
+    pub fn command(&self, args: &[&str]) -> String {
+        command(self.port, args)
+    }
+}
+
+/// `redis-server <conf> --sentinel` on a free loopback port, monitoring master
+/// "m" at 127.0.0.1:`master_port` with quorum 1 (as
+/// tests/redis/sentinel_harness.hpp starts one), its config file in a temp
+/// dir of its own (Sentinel rewrites it); `extra`: more config lines (TLS).
+/// Stopped on drop.
+pub struct Sentinel {
+    child: Child,
+    dir: PathBuf,
+    pub port: u16,
+}
+
+impl Sentinel {
+    /// Panics when redis-server is missing (start the primary first: it skips).
+    pub fn start(master_port: u16, extra: &str) -> Sentinel {
+        let bin = binary().expect("redis-server is installed");
+        let dir = super::temp_dir("sentinel");
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let conf = dir.join(format!("sentinel-{port}.conf"));
+            let text = format!(
+                "port {port}\nbind 127.0.0.1\ndaemonize no\ndir {d}\nlogfile {d}/sentinel-{port}.log\n{extra}\
+                 sentinel monitor m 127.0.0.1 {master_port} 1\n\
+                 sentinel down-after-milliseconds m 1000\nsentinel failover-timeout m 3000\n",
+                d = dir.display()
+            );
+            std::fs::write(&conf, text).unwrap();
+            let mut child = Command::new(&bin)
+                .arg(&conf)
+                .arg("--sentinel")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("redis-server --sentinel starts");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if serves(port, child.id()) {
+                    return Sentinel { child, dir, port };
+                }
+                if let Ok(Some(_)) = child.try_wait() {
+                    break; // lost the port race: try another
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("redis-server --sentinel did not start (see {})", dir.display());
+    }
+}
+
+impl Drop for Sentinel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// One command to 127.0.0.1:`port` on a fresh plain connection (RESP2): a
+/// bulk string's payload ("(nil)" for none), else the reply's first line as
+/// sent (":1", "+OK", "-ERR ...", "*2" for an array, whose items are not read).
+pub fn command(port: u16, args: &[&str]) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to redis");
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut request = format!("*{}\r\n", args.len());
+    for a in args {
+        request += &format!("${}\r\n{a}\r\n", a.len());
+    }
+    stream.write_all(request.as_bytes()).expect("send to redis");
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("a reply");
+    let line = line.trim_end_matches("\r\n").to_string();
+    if let Some(n) = line.strip_prefix('$') {
+        let Ok(n) = n.parse::<usize>() else {
+            return "(nil)".into();
+        };
+        let mut body = vec![0u8; n + 2];
+        reader.read_exact(&mut body).expect("a bulk reply");
+        body.truncate(n);
+        return String::from_utf8_lossy(&body).into_owned();
+    }
+    line
 }
 
 impl Drop for RedisServer {
@@ -157,6 +250,7 @@ pub fn make_tls_certs(dir: &std::path::Path) -> bool {
 }
 
 /// Whether the server answering on `port` is process `pid` (INFO's process_id).
+/// (A sentinel answers INFO too.)
 fn serves(port: u16, pid: u32) -> bool {
     use std::io::{Read, Write};
     let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
