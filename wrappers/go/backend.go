@@ -34,9 +34,9 @@ type BackendOptions struct {
 	TLS             TLSOptions // Redis over TLS (redis-py's ssl* settings)
 }
 
-// OpenBackend opens redis://, rediss://, redis-cluster://, unix://, file:///
-// or memory:// ("" takes CACHEKIT_REDIS_URL, then REDIS_URL). Redis connects
-// lazily.
+// OpenBackend opens redis://, rediss://, redis-cluster://, rediss-cluster://,
+// redis-sentinel://, rediss-sentinel://, unix://, file:/// or memory:// (""
+// takes CACHEKIT_REDIS_URL, then REDIS_URL). Redis connects lazily.
 func OpenBackend(ctx context.Context, url string, opts BackendOptions) (*Backend, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

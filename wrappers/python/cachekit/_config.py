@@ -73,8 +73,10 @@ def _backend_url(backend: Any) -> Optional[str]:
     raise TypeError(f"backend must be a URL, a directory path, a cachekit.Backend or None, got {type(backend)!r}")
 
 
-# The schemes the core opens (src/l2/open_backend.cpp).
-_SCHEMES = ("redis", "rediss", "redis-cluster", "unix", "file", "memory")
+# The schemes the core opens (src/l2/open_backend.cpp); the Redis ones are
+# what RedisBackend takes.
+REDIS_SCHEMES = ("redis", "rediss", "redis-cluster", "rediss-cluster", "redis-sentinel", "rediss-sentinel", "unix")
+_SCHEMES = REDIS_SCHEMES + ("file", "memory")
 
 
 def _refuse_url_lookalike(backend: str) -> None:
@@ -87,8 +89,8 @@ def _refuse_url_lookalike(backend: str) -> None:
     if ":" in first or (first.lower() in _SCHEMES and backend[len(first):].startswith("//")):
         raise ConfigurationError(lib.CACHEKIT_EINVAL,
                                  f'unsupported backend URL "{backend[:64]}": use redis://, rediss://, '
-                                 'redis-cluster://, unix://, file:///absolute/dir or memory:// '
-                                 '(a directory: an absolute path or ./name)')
+                                 'redis-cluster://, redis-sentinel:// (or their rediss- forms), unix://, '
+                                 'file:///absolute/dir or memory:// (a directory: an absolute path or ./name)')
 
 
 def _check_ttl(ttl: Any) -> Optional[float]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cachekit import Backend, cache
+from cachekit.backends.redis import RedisBackend
 from cachekit._core import BackendError, ConfigurationError
 
 from conftest import RedisSentinel, _free_port
@@ -41,8 +42,16 @@ def test_unknown_master_is_a_backend_error(redis_sentinel):
     url = redis_sentinel.url().replace("/m", "/no-such-master")
     with pytest.raises(BackendError, match="no-such-master"):
         Backend(url, fail_closed=True).get("k")
-    with pytest.raises(ConfigurationError, match="not supported yet over Sentinel"):
-        Backend(redis_sentinel.url("l1_coherence=auto"))
+    with pytest.raises(ConfigurationError, match="l1_coherence"):
+        Backend(redis_sentinel.url("l1_coherence=sometimes"))
+
+
+def test_redis_backend_takes_sentinel_urls(redis_sentinel, unique_ns):
+    """RedisBackend (the reference's class) takes redis-sentinel:// as it takes redis://."""
+    key = f"{unique_ns}:rb"
+    b = RedisBackend(redis_sentinel.url())
+    b.set(key, b"via-redis-backend")
+    assert redis_sentinel.primary.command("GET", key) == b"via-redis-backend"
 
 
 def test_tls_sentinel(tls_redis, tmp_path, unique_ns):

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from cachekit._config import REDIS_SCHEMES
 from cachekit._core import ConfigurationError, lib
 from cachekit._urlbackend import CoreUrlBackend, refuse_fields
 
@@ -64,9 +65,10 @@ class RedisBackend(CoreUrlBackend):
             url = redis_url
         else:
             raise TypeError(f"redis_url must be a str or RedisBackendConfig, got {type(redis_url).__name__}")
-        if not url or not url.lower().startswith(("redis://", "unix://", "redis-cluster://", "rediss://")):
-            raise ConfigurationError(lib.CACHEKIT_EINVAL, "RedisBackend needs a redis://, unix:// or "
-                                     "redis-cluster:// URL")
+        if not url or not url.lower().startswith(tuple(scheme + "://" for scheme in REDIS_SCHEMES)):
+            raise ConfigurationError(lib.CACHEKIT_EINVAL, "RedisBackend needs a redis://, rediss://, unix://, "
+                                     "redis-cluster:// or redis-sentinel:// URL (or rediss-cluster://, "
+                                     "rediss-sentinel://)")
         # redis-py's TLS keywords; a rediss:// URL's own ssl_* parameters win over them.
         super().__init__(url, dict(ssl=ssl, ssl_cert_reqs=ssl_cert_reqs, ssl_ca_certs=ssl_ca_certs,
                                    ssl_ca_path=ssl_ca_path, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
