@@ -29,14 +29,11 @@ using namespace std::chrono_literals;
 
 using cachekit::testing::TlsServer;
 
-std::string dir;  // certificates
-TlsServer main_server;    // password, auth-clients no, cert for 127.0.0.1 and localhost
-TlsServer mutual_server;  // auth-clients yes
-TlsServer wrong_name;     // cert for other.example only
-
-TlsServer start_tls(const std::string &cert, bool auth_clients, const std::string &password = "") {
-    return cachekit::testing::start_tls_server(dir, cert, auth_clients, password);
-}
+cachekit::testing::TlsServers servers;  // tls_certs.hpp: main, mutual, wrong_name
+std::string &dir = servers.dir;         // certificates
+TlsServer &main_server = servers.main;  // password s3cret, cert for 127.0.0.1 and localhost
+TlsServer &mutual_server = servers.mutual;
+TlsServer &wrong_name = servers.wrong_name;
 
 std::string url(const TlsServer &s, const std::string &params, const std::string &host = "127.0.0.1",
                 const std::string &userinfo = "", int db = 0) {
@@ -48,23 +45,10 @@ std::string main_url(const std::string &extra = "", int db = 0) {
     return url(main_server, ca_param() + extra, "127.0.0.1", ":s3cret@", db);
 }
 
-int setup(void **) {
-    dir = cachekit::testing::make_tls_certs();
-    if (dir.empty()) {
-        std::fprintf(stderr, "cannot make test certificates with the openssl CLI\n");
-        return -1;
-    }
-    main_server = start_tls("server", false, "s3cret");
-    mutual_server = start_tls("server", true);
-    wrong_name = start_tls("wrong", false);
-    return 0;
-}
+int setup(void **) { return servers.start() ? 0 : -1; }
 
 int teardown(void **) {
-    main_server.server.reset();
-    mutual_server.server.reset();
-    wrong_name.server.reset();
-    cachekit::testing::run_shell("rm -rf " + dir);
+    servers.stop();
     return 0;
 }
 

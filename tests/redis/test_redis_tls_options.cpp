@@ -18,33 +18,21 @@ namespace {
 
 using cachekit::testing::TlsServer;
 
-std::string dir;
-TlsServer main_server;    // password s3cret, cert for 127.0.0.1 and localhost
-TlsServer mutual_server;  // tls-auth-clients yes
-TlsServer wrong_name;     // cert for other.example only
+cachekit::testing::TlsServers servers;  // tls_certs.hpp: main, mutual, wrong_name
+std::string &dir = servers.dir;         // certificates
+TlsServer &main_server = servers.main;  // password s3cret, cert for 127.0.0.1 and localhost
+TlsServer &mutual_server = servers.mutual;
+TlsServer &wrong_name = servers.wrong_name;
 
 std::string plain_url(const TlsServer &s, const std::string &userinfo = ":s3cret@") {
     return "redis://" + userinfo + "127.0.0.1:" + std::to_string(s.tls_port);
 }
 std::string file(const char *name) { return dir + "/" + name; }
 
-int setup(void **) {
-    dir = cachekit::testing::make_tls_certs();
-    if (dir.empty()) {
-        std::fprintf(stderr, "cannot make test certificates with the openssl CLI\n");
-        return -1;
-    }
-    main_server = cachekit::testing::start_tls_server(dir, "server", false, "s3cret");
-    mutual_server = cachekit::testing::start_tls_server(dir, "server", true);
-    wrong_name = cachekit::testing::start_tls_server(dir, "wrong", false);
-    return 0;
-}
+int setup(void **) { return servers.start() ? 0 : -1; }
 
 int teardown(void **) {
-    main_server.server.reset();
-    mutual_server.server.reset();
-    wrong_name.server.reset();
-    cachekit::testing::run_shell("rm -rf " + dir);
+    servers.stop();
     return 0;
 }
 

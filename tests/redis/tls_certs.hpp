@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -66,5 +67,33 @@ inline TlsServer start_tls_server(const std::string &dir, const std::string &cer
     s.server = std::make_unique<RedisServer>(options);
     return s;
 }
+
+// The three servers the rediss:// suites share, over one certificate dir:
+// main (password s3cret, a cert for 127.0.0.1 and localhost), mutual
+// (tls-auth-clients yes) and wrong_name (a cert for other.example only).
+struct TlsServers {
+    std::string dir;
+    TlsServer main, mutual, wrong_name;
+
+    // false (and a line on stderr) when the openssl CLI made no certificates.
+    bool start() {
+        dir = make_tls_certs();
+        if (dir.empty()) {
+            std::fprintf(stderr, "cannot make test certificates with the openssl CLI\n");
+            return false;
+        }
+        main = start_tls_server(dir, "server", false, "s3cret");
+        mutual = start_tls_server(dir, "server", true);
+        wrong_name = start_tls_server(dir, "wrong", false);
+        return true;
+    }
+
+    void stop() {
+        main.server.reset();
+        mutual.server.reset();
+        wrong_name.server.reset();
+        run_shell("rm -rf " + dir);
+    }
+};
 
 }  // namespace cachekit::testing
