@@ -4,14 +4,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <system_error>
 
+#include "l2/redis/connection.hpp"
 #include "l2/redis/feed_session.hpp"
 #include "l2/redis/redis_replies.hpp"
 #include "l2/redis/resp_guard.hpp"
@@ -68,16 +67,10 @@ bool parse_switch_master(std::string_view payload, std::string_view master, std:
 }
 
 // One connection to one sentinel: blocking steps over a non-blocking
-// socket, each poll also watching the owner's eventfd (stop).
+// socket (dialled and read through redis/connection.hpp, as every Redis
+// connection is), each poll also watching the owner's eventfd (stop).
 struct SwitchWatcher::Conn {
-    struct CtxFree {
-        void operator()(redisContext *c) const noexcept { redisFree(c); }
-    };
-
     explicit Conn(const SwitchWatcher &w) : owner(w) {}
-    ~Conn() {
-        if (ssl) tls::forget(ssl);
-    }
 
     // revents of the socket, 0 when `until` came first; Stopped when asked to stop.
     short await(short events, Clock::time_point until) {
@@ -85,7 +78,7 @@ struct SwitchWatcher::Conn {
             if (owner.stop_.load()) throw Stopped{};
             const auto left = std::chrono::ceil<milliseconds>(until - Clock::now()).count();
             if (left <= 0) return 0;
-            pollfd fds[2] = {{ctx->fd, events, 0}, {owner.wake_fd_, POLLIN, 0}};
+            pollfd fds[2] = {{link.fd(), events, 0}, {owner.wake_fd_, POLLIN, 0}};
             const int r = ::poll(fds, 2, int(std::min<long long>(left, 1000)));
             if (r < 0 && errno == EINTR) continue;
             if (r < 0) throw Lost{"poll failed"};
@@ -95,65 +88,33 @@ struct SwitchWatcher::Conn {
     }
 
     void connect(const SentinelConfig::Host &h, const RedisTls &tls_settings, Clock::time_point until) {
-        ctx.reset(redisConnectNonBlock(h.host.c_str(), h.port));
-        if (!ctx) throw std::bad_alloc();
-        if (ctx->err) throw Lost{std::string("connect failed: ") + ctx->errstr};
-        if (await(POLLOUT, until) == 0) throw Lost{"connect timed out"};
-        int err = 0;
-        socklen_t len = sizeof err;
-        if (::getsockopt(ctx->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-        if (err != 0) throw Lost{std::string("connect failed: ") + std::strerror(err)};
-        redisEnableKeepAlive(ctx.get());
-        if (!tls_settings.enabled) return;
-        tls_ctx = std::make_unique<tls::Context>(tls_settings, h.host);
-        ssl = tls_ctx->session(ctx->fd, h.host);
-        for (;;) {
-            const long step = tls::handshake(ssl);
-            if (step == 0) return;
-            if (step == tls::kFailed) throw Lost{"TLS handshake failed: " + tls::why()};
-            if (await(step == tls::kWantWrite ? POLLOUT : POLLIN, until) == 0) throw Lost{"TLS handshake timed out"};
+        RedisConfig where;  // what the dial reads: the address (and TLS below)
+        where.host = h.host;
+        where.port = h.port;
+        if (tls_settings.enabled) tls_ctx = std::make_unique<tls::Context>(tls_settings, h.host);
+        try {
+            dial.start(link, where);
+            for (short revents = 0; !dial.step(link, revents, where, tls_ctx.get());) {
+                revents = await(dial.events(), until);
+                if (revents == 0)
+                    throw Lost{dial.phase() == redis_conn::Dial::Phase::Tls ? "TLS handshake timed out"
+                                                                              : "connect timed out"};
+            }
+        } catch (const Error &e) {
+            throw Lost{e.what()};
         }
     }
 
     void send(const std::vector<std::string> &args, Clock::time_point until) {
         const std::string out = feed::format_command(args);
-        size_t done = 0;
-        while (done < out.size()) {
-            if (ssl) {
-                const long n = tls::write(ssl, out.data() + done, out.size() - done);
-                if (n == tls::kWouldBlock) {
-                    if (await(POLLOUT, until) == 0) throw Lost{"write timed out"};
-                    continue;
-                }
-                if (n <= 0) throw Lost{"TLS write failed"};
-                done += size_t(n);
-                continue;
-            }
-            const ssize_t n = ::send(ctx->fd, out.data() + done, out.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        for (size_t done = 0; done < out.size();) {
+            const long n = redis_conn::send_some(link, out.data() + done, out.size() - done);
+            if (n == redis_conn::kWouldBlock) {
                 if (await(POLLOUT, until) == 0) throw Lost{"write timed out"};
                 continue;
             }
-            if (n <= 0) throw Lost{"send failed"};
+            if (n <= 0) throw Lost{"write failed: " + redis_conn::io_why(n)};
             done += size_t(n);
-        }
-    }
-
-    // Bytes now (> 0), or 0 when there are none yet; a loss throws.
-    ssize_t receive(char *buf, size_t len) {
-        if (ssl) {
-            const long n = tls::read(ssl, buf, len);
-            if (n > 0) return n;
-            if (n == tls::kWouldBlock) return 0;
-            throw Lost{n == tls::kClosed ? std::string("connection closed") : "TLS read failed: " + tls::why()};
-        }
-        for (;;) {
-            const ssize_t n = ::recv(ctx->fd, buf, len, MSG_DONTWAIT);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
-            if (n <= 0) throw Lost{n == 0 ? "connection closed" : "recv failed"};
-            return n;
         }
     }
 
@@ -162,29 +123,29 @@ struct SwitchWatcher::Conn {
     Reply next(Clock::time_point until) {
         for (;;) {
             void *raw = nullptr;
-            if (redisReaderGetReply(ctx->reader, &raw) != REDIS_OK) throw Lost{"protocol error"};
+            if (redisReaderGetReply(link.ctx->reader, &raw) != REDIS_OK) throw Lost{"protocol error"};
             if (raw != nullptr) return Reply(static_cast<redisReply *>(raw));
-            if (!(ssl && tls::pending(ssl)) && await(POLLIN, until) == 0) return nullptr;
+            if (!redis_conn::tls_pending(link) && await(POLLIN, until) == 0) return nullptr;
             char chunk[4096];
-            const ssize_t n = receive(chunk, sizeof chunk);
-            if (n == 0) continue;
-            if (!guard.feed(chunk, size_t(n))) throw Lost{"reply refused: " + guard.why()};
-            if (redisReaderFeed(ctx->reader, chunk, size_t(n)) != REDIS_OK) throw Lost{"protocol error"};
+            const long n = redis_conn::recv_some(link, chunk, sizeof chunk);
+            if (n == redis_conn::kWouldBlock) continue;
+            if (n <= 0) throw Lost{"read failed: " + redis_conn::io_why(n)};
+            if (!link.guard.feed(chunk, size_t(n))) throw Lost{"reply refused: " + link.guard.why()};
+            if (redisReaderFeed(link.ctx->reader, chunk, size_t(n)) != REDIS_OK) throw Lost{"protocol error"};
         }
     }
 
     // One command answered within `until` (null: no answer in time).
     Reply command(const std::vector<std::string> &args, Clock::time_point until) {
-        guard.expect(ReplyShape::scalar());
+        link.guard.expect(ReplyShape::scalar());
         send(args, until);
         return next(until);
     }
 
     const SwitchWatcher &owner;
-    std::unique_ptr<redisContext, CtxFree> ctx;
-    std::unique_ptr<tls::Context> tls_ctx;
-    SSL *ssl = nullptr;  // over ctx's socket; freed before it, without close_notify
-    RespGuard guard{kMaxReplyBytes};
+    std::unique_ptr<tls::Context> tls_ctx;  // before the link: its session goes first
+    redis_conn::Link link{kMaxReplyBytes};  // closes without writing (no close_notify)
+    redis_conn::Dial dial;
 };
 
 SwitchWatcher::SwitchWatcher(const SentinelConfig &config, std::function<bool(const Announcement &)> announced,
@@ -268,7 +229,7 @@ bool SwitchWatcher::watch(size_t sentinel, bool first) {
         if (!c.command({"CLIENT", "SETNAME", kClientName}, Clock::now() + step))
             throw Lost{"CLIENT SETNAME unanswered"};  // an error reply is fine: the name is for tests
         // The confirmation, every message and every PING's answer: [kind, channel, payload].
-        c.guard.expect_stream(ReplyShape::array(3));
+        c.link.guard.expect_stream(ReplyShape::array(3));
         c.send({"SUBSCRIBE", kChannel}, Clock::now() + step);
         Reply r = c.next(Clock::now() + step);
         if (!r) throw Lost{"SUBSCRIBE unanswered"};
