@@ -405,12 +405,16 @@ Cache::StoreOutcome Cache::store(std::string_view ns, std::string_view key, std:
                 l1_->put_until(ns, key, l1_value, l1_until, l1_ticket);
             }
         }
-        log_.key_written(h);  // fills that read L2 before this write can no longer land
         if (!fill) {
-            // Loads and refreshes of the key that began before this write lose to it.
+            // Loads and refreshes of the key that began before this write
+            // lose to it. Cancelled before the write is recorded: a fill
+            // takes its ticket before it settles its claim, so one that
+            // settled in time has a ticket older than the record (it sees
+            // the race) and one that did not is refused by its claim.
             claims_.cancel(key);
             load_claims_.cancel(key);
         }
+        log_.key_written(h);  // fills that read L2 before this write can no longer land
     }
     if (fill && raced && (!config_.backend || log_.invalidated_since(since, h, ns))) {
         // An invalidation overlapped the L2 write of a value computed before
