@@ -91,7 +91,9 @@ PrimaryAddress SentinelDiscovery::ask(RedisNode &sentinel, Deadline deadline) co
     return {std::string(host), port};
 }
 
-bool SentinelDiscovery::is_master(const PrimaryAddress &where, Deadline deadline) const {
+// ROLE on a connection of its own (small replies only, no backoff: a
+// discovery asks each address once).
+redis_replies::Reply SentinelDiscovery::role_of(const PrimaryAddress &where, Deadline deadline) const {
     RedisConfig c = node_config(data_, where.host, where.port);
     c.max_reply_bytes = kRoleMaxReplyBytes;
     c.reconnect_backoff_min = std::chrono::milliseconds(0);
@@ -101,6 +103,11 @@ bool SentinelDiscovery::is_master(const PrimaryAddress &where, Deadline deadline
     const size_t lens[] = {4};
     session.append(1, argv, lens, ReplyShape::tree(kRoleMaxElements));
     redis_replies::Reply reply = session.next("ROLE", deadline);
+    return reply;
+}
+
+bool SentinelDiscovery::is_master(const PrimaryAddress &where, Deadline deadline) const {
+    const redis_replies::Reply reply = role_of(where, deadline);
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0 || reply->element[0]->type != REDIS_REPLY_STRING)
         return false;
     return redis_replies::text(*reply->element[0]) == "master";
@@ -142,15 +149,7 @@ std::vector<PrimaryAddress> SentinelDiscovery::ask_replicas(RedisNode &sentinel,
 
 bool SentinelDiscovery::is_replica_of(const PrimaryAddress &where, const PrimaryAddress &primary,
                                       Deadline deadline) const {
-    RedisConfig c = node_config(data_, where.host, where.port);
-    c.max_reply_bytes = kRoleMaxReplyBytes;
-    c.reconnect_backoff_min = std::chrono::milliseconds(0);
-    RedisNode node(c);
-    RedisSession session(node, deadline);
-    const char *argv[] = {"ROLE"};
-    const size_t lens[] = {4};
-    session.append(1, argv, lens, ReplyShape::tree(kRoleMaxElements));
-    redis_replies::Reply reply = session.next("ROLE", deadline);
+    const redis_replies::Reply reply = role_of(where, deadline);
     // ["slave", master host, master port, "connected", offset]
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 4) return false;
     const redisReply *const *e = reply->element;

@@ -60,6 +60,7 @@ public:
 private:
     std::vector<PrimaryAddress> ask_replicas(RedisNode &sentinel, Deadline deadline) const;
     bool is_replica_of(const PrimaryAddress &where, const PrimaryAddress &primary, Deadline deadline) const;
+    redis_replies::Reply role_of(const PrimaryAddress &where, Deadline deadline) const;
 
     // nullopt-like empty host: the sentinel does not know the master.
     PrimaryAddress ask(RedisNode &sentinel, Deadline deadline) const;
