@@ -2,8 +2,6 @@
 
 #include <poll.h>
 #include <pthread.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,22 +12,13 @@
 
 namespace cachekit::l2::feed {
 
-Loop::Loop() : pid_(fork_hooks::pid()) {
-    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
-    try {
-        thread_ = std::make_unique<std::thread>([this] { run(); });
-    } catch (...) {
-        ::close(wake_fd_);
-        throw;
-    }
-}
+Loop::Loop() : pid_(fork_hooks::pid()) { thread_.start([this] { run(); }); }
 
 Loop::~Loop() {
     if (pid_ != fork_hooks::pid()) {
         // A forked child: the thread is the parent's, its mutex may be held
         // forever. Leave everything (the sockets' copies stay open, unused).
-        (void)thread_.release();
+        thread_.abandon();
         (void)new std::map<Id, Entry>(std::move(sessions_));
         return;
     }
@@ -37,9 +26,7 @@ Loop::~Loop() {
         std::lock_guard lock(mu_);
         stop_ = true;
     }
-    wake();
-    thread_->join();
-    ::close(wake_fd_);
+    thread_.finish();
 }
 
 Loop::Handle Loop::add(const RedisConfig &config, const WatchRequest &request) {
@@ -65,10 +52,7 @@ void Loop::remove(Id id) {
     gone_cv_.wait(lock, [&] { return sessions_.count(id) == 0; });
 }
 
-void Loop::wake() noexcept {
-    const uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof one);  // EAGAIN: a wake is pending anyway
-}
+void Loop::wake() noexcept { thread_.wake(); }
 
 void Loop::run() noexcept {
     (void)pthread_setname_np(pthread_self(), kThreadName);  // for top -H, gdb, /proc/<pid>/task/*/comm
@@ -110,7 +94,7 @@ void Loop::pass() {
         const Clock::time_point now = Clock::now();
         fds.reserve(sessions_.size() + 1);
         polled.reserve(sessions_.size());
-        fds.push_back({wake_fd_, POLLIN, 0});
+        fds.push_back({thread_.fd(), POLLIN, 0});
         Clock::time_point nearest = now + std::chrono::milliseconds(timeout_ms);
         for (auto &[id, e] : sessions_) {
             Session &s = *e.session;
@@ -131,10 +115,7 @@ void Loop::pass() {
     }
     const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
-    if (fds[0].revents & POLLIN) {
-        uint64_t count;
-        (void)!::read(wake_fd_, &count, sizeof count);
-    }
+    if (fds[0].revents & POLLIN) thread_.drain();
     if (ready <= 0) return;
     std::lock_guard lock(mu_);
     const Clock::time_point now = Clock::now();

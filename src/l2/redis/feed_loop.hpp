@@ -15,9 +15,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "l2/redis/feed_session.hpp"
+#include "util/woken_thread.hpp"
 
 namespace cachekit::l2::feed {
 
@@ -59,13 +59,12 @@ private:
     void wake() noexcept;
 
     const pid_t pid_;
-    int wake_fd_ = -1;
     mutable std::mutex mu_;
     std::condition_variable gone_cv_;  // a removed session is gone
     std::map<Id, Entry> sessions_;     // under mu_; erased by the loop's thread only
     Id next_id_ = 1;
     bool stop_ = false;
-    std::unique_ptr<std::thread> thread_;  // last: started once everything else is in place
+    WokenThread thread_;  // last: started once everything else is in place
 };
 
 }  // namespace cachekit::l2::feed

@@ -3,8 +3,6 @@
 #include <hiredis/hiredis.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -78,7 +76,7 @@ struct SwitchWatcher::Conn {
             if (owner.stop_.load()) throw Stopped{};
             const auto left = std::chrono::ceil<milliseconds>(until - Clock::now()).count();
             if (left <= 0) return 0;
-            pollfd fds[2] = {{link.fd(), events, 0}, {owner.wake_fd_, POLLIN, 0}};
+            pollfd fds[2] = {{link.fd(), events, 0}, {owner.thread_.fd(), POLLIN, 0}};
             const int r = ::poll(fds, 2, int(std::min<long long>(left, 1000)));
             if (r < 0 && errno == EINTR) continue;
             if (r < 0) throw Lost{"poll failed"};
@@ -152,28 +150,18 @@ SwitchWatcher::SwitchWatcher(const SentinelConfig &config, std::function<bool(co
                              std::chrono::milliseconds retry)
     : config_(config), announced_(std::move(announced)), retry_(retry), pid_(fork_hooks::pid()) {
     if (config_.sentinels.empty()) fail(CACHEKIT_EINVAL, "Redis Sentinel config: no sentinel hosts");
-    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
-    try {
-        thread_ = std::make_unique<std::thread>([this] { run(); });
-    } catch (...) {
-        ::close(wake_fd_);
-        throw;
-    }
+    thread_.start([this] { run(); });
 }
 
 SwitchWatcher::~SwitchWatcher() {
     if (pid_ != fork_hooks::pid()) {
         // A forked child: the thread is the parent's and does not run here.
         // Leave it (and the eventfd's copy) alone.
-        (void)thread_.release();
+        thread_.abandon();
         return;
     }
     stop_.store(true);
-    const uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof one);
-    thread_->join();
-    ::close(wake_fd_);
+    thread_.finish();
 }
 
 bool SwitchWatcher::wait(Clock::time_point until) noexcept {
@@ -181,7 +169,7 @@ bool SwitchWatcher::wait(Clock::time_point until) noexcept {
         if (stop_.load()) return false;
         const auto left = std::chrono::ceil<milliseconds>(until - Clock::now()).count();
         if (left <= 0) return true;
-        pollfd fd{wake_fd_, POLLIN, 0};
+        pollfd fd{thread_.fd(), POLLIN, 0};
         (void)::poll(&fd, 1, int(std::min<long long>(left, 1000)));
     }
 }

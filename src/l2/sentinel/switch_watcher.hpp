@@ -26,10 +26,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "l2/sentinel/redis_sentinel_backend.hpp"
+#include "util/woken_thread.hpp"
 
 namespace cachekit::l2 {
 
@@ -77,11 +77,10 @@ private:
     const std::function<bool(const Announcement &)> announced_;
     const std::chrono::milliseconds retry_;
     const pid_t pid_;
-    int wake_fd_ = -1;
     std::atomic<bool> stop_{false};
     std::atomic<bool> subscribed_{false};
     std::atomic<uint64_t> messages_{0};
-    std::unique_ptr<std::thread> thread_;  // last: started once everything else is in place
+    WokenThread thread_;  // last: started once everything else is in place
 };
 
 // "m 127.0.0.1 6379 127.0.0.1 6380" (master, old ip and port, new ip and
