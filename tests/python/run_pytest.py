@@ -45,8 +45,13 @@ def main() -> int:
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["CACHEKIT_PY_FASTPATH_REQUIRED"] = "1"
     cmd = [python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", os.path.join(wrapper, "tests")]
-    cmd += a.pytest_args
-    proc = subprocess.run(cmd, cwd=a.source_root, env=env, capture_output=True, text=True)
+    return run_pytest(cmd + a.pytest_args, a.source_root, env)
+
+
+def run_pytest(cmd: list[str], cwd: str, env: dict[str, str]) -> int:
+    """Run a pytest command line, print its output and then its summary line last; a
+    run that collected no tests (exit 5) fails. Also the django suite's (tests/django)."""
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     out = proc.stdout + proc.stderr
     sys.stdout.write(out)
     summary = [ln for ln in out.splitlines()

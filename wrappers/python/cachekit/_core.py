@@ -413,6 +413,103 @@ class Backend:
         _check(rc, err)
         return True
 
+    def exists(self, key: bytes | str) -> bool:
+        k = key.encode() if isinstance(key, str) else key
+        err = _new_err()
+        rc = lib.cachekit_backend_exists_ex(self._h, k, len(k), err)
+        if rc == ENOTFOUND:
+            return False
+        _check(rc, err)
+        return True
+
+    def ttl(self, key: bytes | str) -> Optional[float]:
+        """Seconds left: -1.0 for a key without expiry, None when the key does not exist."""
+        k = key.encode() if isinstance(key, str) else key
+        err = _new_err()
+        out = ffi.new("double *")
+        rc = lib.cachekit_backend_ttl_ex(self._h, out, k, len(k), err)
+        if rc == ENOTFOUND:
+            return None
+        _check(rc, err)
+        return float(out[0])
+
+    @staticmethod
+    def _packed(items: list[bytes]) -> tuple[bytes, Any]:
+        offsets = ffi.new("size_t[]", len(items) + 1)
+        pos = 0
+        for i, b in enumerate(items):
+            offsets[i] = pos
+            pos += len(b)
+        offsets[len(items)] = pos
+        return b"".join(items), offsets
+
+    def get_many(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        """One round trip (MGET on Redis): each key's bytes, None for a miss."""
+        if not keys:
+            return []
+        packed, key_offsets = self._packed(keys)
+        n = len(keys)
+        value_offsets = ffi.new("size_t[]", n + 1)
+        results = ffi.new("int[]", n)
+        slot = _take()
+        buf, err = slot
+        try:
+            _check(lib.cachekit_backend_get_many_packed_ex(self._h, buf, value_offsets, results, packed,
+                                                           key_offsets, n, err), err)
+            data = _bytes(buf)
+            return [data[value_offsets[i]:value_offsets[i + 1]] if results[i] == OK else None for i in range(n)]
+        finally:
+            _give(slot)
+
+    def set_many(self, items: list[tuple[bytes, bytes]], ttl: float = 0.0) -> None:
+        """One round trip (pipelined SET), every value with the one TTL (0: no expiry)."""
+        if not items:
+            return
+        keys, key_offsets = self._packed([k for k, _ in items])
+        values, value_offsets = self._packed([v for _, v in items])
+        err = _new_err()
+        _check(lib.cachekit_backend_set_many_packed_ex(self._h, keys, key_offsets, values, value_offsets,
+                                                       len(items), float(ttl), err), err)
+
+    def clear_prefix(self, prefix: bytes) -> int:
+        """Delete every key starting with `prefix` (SCAN + UNLINK on Redis); the count deleted.
+        An empty prefix is the whole database or directory: refused here (ValueError)."""
+        if not prefix:
+            raise ValueError("clear_prefix needs a non-empty prefix (the whole database is clear_all)")
+        return self._clear(prefix)
+
+    def clear_all(self) -> int:
+        """Delete every key of the backend: the whole Redis database, the whole file directory."""
+        return self._clear(b"")
+
+    def _clear(self, prefix: bytes) -> int:
+        err = _new_err()
+        deleted = ffi.new("uint64_t *")
+        _check(lib.cachekit_backend_clear_ex(self._h, deleted, prefix, len(prefix), err), err)
+        return int(deleted[0])
+
+    def lock(self, key: bytes, hold_ms: int) -> Optional[bytes]:
+        """Take the lock `key` for hold_ms (SET NX PX on Redis): its token, or None when held."""
+        slot = _take()
+        buf, err = slot
+        try:
+            rc = lib.cachekit_backend_lock_ex(self._h, buf, key, len(key), hold_ms, err)
+            if rc == lib.CACHEKIT_EBUSY:
+                return None
+            _check(rc, err)
+            return _bytes(buf)
+        finally:
+            _give(slot)
+
+    def unlock(self, key: bytes, token: bytes) -> bool:
+        """Release the lock if `token` still owns it (False: it lapsed or another holds it)."""
+        err = _new_err()
+        rc = lib.cachekit_backend_unlock_ex(self._h, key, len(key), token, len(token), err)
+        if rc == ENOTFOUND:
+            return False
+        _check(rc, err)
+        return True
+
     def close(self) -> None:
         if self._h is not None:
             lib.cachekit_backend_free(self._h)

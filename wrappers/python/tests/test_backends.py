@@ -189,3 +189,34 @@ def test_redis_zero_config_prefix_ignores_the_encryption_tenant(redis_server, mo
     raw = Backend(redis_server.url)
     assert raw.get("t:default:" + key) is not None
     assert raw.get("t:5f0c7c2e-1f7b-4c8e-9a57-0d5c1d7f3a10:" + key) is None
+
+
+@pytest.mark.parametrize("where", ["memory", "redis"])
+def test_raw_backend_byte_calls(where, request):
+    """The raw Backend's calls the Django backend (cachekit/django.py) is built on."""
+    url = "memory://" if where == "memory" else request.getfixturevalue("redis_server").url
+    b = Backend(url, fail_closed=True)
+    try:
+        b.set(b"p:a", b"1")
+        b.set(b"p:b", b"2", 100)
+        b.set(b"q:c", b"3")
+        assert b.exists(b"p:a") and not b.exists(b"p:none")
+        assert b.ttl(b"p:a") == -1.0
+        assert 99 <= b.ttl(b"p:b") <= 100
+        assert b.ttl(b"p:none") is None
+        assert b.get_many([b"p:a", b"p:none", b"p:b"]) == [b"1", None, b"2"]
+        assert b.get_many([]) == []
+        b.set_many([(b"p:d", b"4"), (b"p:e", b"")], 50)
+        assert b.get_many([b"p:d", b"p:e"]) == [b"4", b""]
+        assert 49 <= b.ttl(b"p:d") <= 50
+        token = b.lock(b"lk", 1000)
+        assert token is not None and b.lock(b"lk", 1000) is None
+        assert b.unlock(b"lk", token) is True and b.unlock(b"lk", token) is False
+        with pytest.raises(ValueError):
+            b.clear_prefix(b"")
+        assert b.clear_prefix(b"p:") == 4
+        assert b.get(b"q:c") == b"3" and not b.exists(b"p:a")
+    finally:
+        b.clear_prefix(b"p:")
+        b.delete(b"q:c")
+        b.close()

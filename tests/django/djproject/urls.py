@@ -1,0 +1,5 @@
+from django.urls import path
+
+from djproject import views
+
+urlpatterns = [path("answer/", views.answer)]
