@@ -4,21 +4,10 @@
 #include <charconv>
 
 #include "cachekit/cachekit.h"
+#include "util/prometheus_label.hpp"
 
 namespace cachekit::metrics {
 namespace {
-
-// Label values escape backslash, quote and newline.
-std::string label(std::string_view v) {
-    std::string out;
-    for (char c : v) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out.push_back(c);
-    }
-    return out;
-}
 
 std::string number(double v) {
     char buf[32];
@@ -64,12 +53,12 @@ private:
 
 std::string prometheus_text(const CacheMetrics &metrics, const ExpositionContext &ctx) {
     const std::vector<SeriesCounts> all = metrics.snapshot();  // sorted by name
-    const std::string ser = label(ctx.serializer);
+    const std::string ser = prometheus_label(ctx.serializer);
     Writer w;
 
     w.header("cache_operations_total", "counter", "Cache operations by outcome.");
     for (const SeriesCounts &m : all) {
-        const std::string base = "namespace=\"" + label(m.ns) + "\",serializer=\"" + ser + "\"";
+        const std::string base = "namespace=\"" + prometheus_label(m.ns) + "\",serializer=\"" + ser + "\"";
         auto op = [&](const char *operation, const char *success, uint64_t v) {
             w.sample("cache_operations_total", std::string("operation=\"") + operation + "\"," + base +
                                                    ",success=\"" + success + "\"",
@@ -85,13 +74,13 @@ std::string prometheus_text(const CacheMetrics &metrics, const ExpositionContext
     }
     w.header("cachekit_cache_hits_total", "counter", "Cache hits by tier.");
     for (const SeriesCounts &m : all) {
-        const std::string base = "namespace=\"" + label(m.ns) + "\"";
+        const std::string base = "namespace=\"" + prometheus_label(m.ns) + "\"";
         w.sample("cachekit_cache_hits_total", base + ",tier=\"l1\"", std::to_string(m.l1_hits));
         w.sample("cachekit_cache_hits_total", base + ",tier=\"l2\"", std::to_string(m.l2_hits));
     }
     w.header("cachekit_cache_errors_total", "counter", "Backend failures and refused entries, by kind.");
     for (const SeriesCounts &m : all) {
-        const std::string base = "namespace=\"" + label(m.ns) + "\",kind=\"";
+        const std::string base = "namespace=\"" + prometheus_label(m.ns) + "\",kind=\"";
         auto err = [&](const char *kind, uint64_t v) { w.sample("cachekit_cache_errors_total", base + kind + "\"", std::to_string(v)); };
         err("backend", m.backend_errors);
         err("timeout", m.timeouts);
@@ -104,22 +93,22 @@ std::string prometheus_text(const CacheMetrics &metrics, const ExpositionContext
     }
     w.header("cachekit_stale_served_total", "counter", "Stale-while-revalidate hits served.");
     for (const SeriesCounts &m : all)
-        w.sample("cachekit_stale_served_total", "namespace=\"" + label(m.ns) + "\"", std::to_string(m.stale_served));
+        w.sample("cachekit_stale_served_total", "namespace=\"" + prometheus_label(m.ns) + "\"", std::to_string(m.stale_served));
     w.header("cache_operation_duration_ms", "histogram", "L2 read latency in milliseconds.");
     for (const SeriesCounts &m : all)
         w.histogram("cache_operation_duration_ms",
-                    "operation=\"l2_get\",namespace=\"" + label(m.ns) + "\",serializer=\"" + ser + "\"", kLatencyBucketsMs, m.l2_latency_ms);
+                    "operation=\"l2_get\",namespace=\"" + prometheus_label(m.ns) + "\",serializer=\"" + ser + "\"", kLatencyBucketsMs, m.l2_latency_ms);
     w.header("cache_operation_size_bytes", "histogram", "Stored entry sizes in bytes.");
     for (const SeriesCounts &m : all)
         w.histogram("cache_operation_size_bytes",
-                    "operation=\"set\",namespace=\"" + label(m.ns) + "\",serializer=\"" + ser + "\"", kSizeBucketsBytes, m.stored_bytes);
+                    "operation=\"set\",namespace=\"" + prometheus_label(m.ns) + "\",serializer=\"" + ser + "\"", kSizeBucketsBytes, m.stored_bytes);
     if (ctx.has_backend) {
         static const char *names[] = {"closed", "open", "half_open"};
         const int s = ctx.breaker_state;
         w.header("circuit_breaker_state", "gauge", "L2 circuit breaker state: 0 closed, 1 open, 2 half-open.");
         for (const SeriesCounts &m : all)
             w.sample("circuit_breaker_state",
-                     "namespace=\"" + label(m.ns) + "\",state=\"" + (s >= 0 && s <= 2 ? names[s] : "unknown") + "\"",
+                     "namespace=\"" + prometheus_label(m.ns) + "\",state=\"" + (s >= 0 && s <= 2 ? names[s] : "unknown") + "\"",
                      std::to_string(s));
     }
     return w.take();

@@ -56,6 +56,7 @@
 #include "l2/redis/redis_replies.hpp"
 #include "util/error.hpp"
 #include "util/fork_hooks.hpp"
+#include "util/prometheus_label.hpp"
 
 namespace cachekit::l2 {
 namespace {
@@ -430,12 +431,7 @@ public:
             const std::string name = node->address.name();
             if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
             seen.push_back(name);
-            std::string escaped;
-            for (char c : name) {
-                if (c == '\\' || c == '"') escaped.push_back('\\');
-                escaped.push_back(c);
-            }
-            out += "cachekit_redis_cluster_node_breaker_state{node=\"" + escaped + "\",role=\"" + role + "\"} " +
+            out += "cachekit_redis_cluster_node_breaker_state{node=\"" + prometheus_label(name) + "\",role=\"" + role + "\"} " +
                    std::to_string(static_cast<int>(node->breaker.state())) + "\n";
         }
         return out;

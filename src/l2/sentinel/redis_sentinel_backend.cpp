@@ -27,6 +27,7 @@
 #include "l2/sentinel/switch_watcher.hpp"
 #include "util/error.hpp"
 #include "util/fork_hooks.hpp"
+#include "util/prometheus_label.hpp"
 
 namespace cachekit::l2 {
 namespace {
@@ -200,10 +201,12 @@ public:
     std::string metrics_text() const override {
         std::shared_ptr<Backend> b;
         std::string where;
+        size_t replicas = 0;
         {
             std::lock_guard<std::mutex> lock(mu_);
             b = current_;
             if (b) where = address_.text();
+            replicas = replicas_.size();
         }
         bool subscribed = false;
         uint64_t heard = 0;
@@ -213,11 +216,6 @@ public:
                 subscribed = watcher_->subscribed();
                 heard = watcher_->messages();
             }
-        }
-        size_t replicas = 0;
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            replicas = replicas_.size();
         }
         std::string out;
         auto family = [&](const char *name, const char *type, const char *help) {
@@ -236,14 +234,7 @@ public:
                "Replicas reads go to (read_from_replicas=yes), as the last discovery listed and checked them.");
         out += "cachekit_redis_sentinel_replicas " + std::to_string(replicas) + "\n";
         family("cachekit_redis_sentinel_primary", "gauge", "The primary calls go to (1), by address; none before the first discovery.");
-        if (b) {
-            std::string escaped;
-            for (char c : where) {
-                if (c == '\\' || c == '"') escaped.push_back('\\');
-                escaped.push_back(c);
-            }
-            out += "cachekit_redis_sentinel_primary{address=\"" + escaped + "\"} 1\n";
-        }
+        if (b) out += "cachekit_redis_sentinel_primary{address=\"" + prometheus_label(where) + "\"} 1\n";
         return b ? out + b->metrics_text() : out;
     }
 
