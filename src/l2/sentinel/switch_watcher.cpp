@@ -206,16 +206,16 @@ bool SwitchWatcher::watch(size_t sentinel, bool first) {
     try {
         c.connect(config_.sentinels[sentinel], config_.data.tls, Clock::now() + config_.data.connect_timeout);
         const milliseconds step{std::max<long long>(1000, config_.data.command_timeout.count() * 4)};
-        if (!config_.sentinel_password.empty()) {
-            std::vector<std::string> auth{"AUTH"};
-            if (!config_.sentinel_username.empty()) auth.push_back(config_.sentinel_username);
-            auth.push_back(config_.sentinel_password);
-            Reply r = c.command(auth, Clock::now() + step);
-            if (!r) throw Lost{"AUTH unanswered"};
-            if (!redis_replies::is_ok(*r)) throw Lost{"AUTH refused"};
+        // The sentinel's own credentials, and a name; no SELECT (a sentinel has no databases).
+        RedisConfig sentinel_auth;
+        sentinel_auth.username = config_.sentinel_username;
+        sentinel_auth.password = config_.sentinel_password;
+        for (const redis_conn::HandshakeCommand &command :
+             redis_conn::handshake_commands(sentinel_auth, false, kClientName)) {
+            Reply r = c.command(command.args, Clock::now() + step);
+            if (!r) throw Lost{std::string(command.name) + " unanswered"};
+            if (command.required && redis_replies::is_error(*r)) throw Lost{std::string(command.name) + " refused"};
         }
-        if (!c.command({"CLIENT", "SETNAME", kClientName}, Clock::now() + step))
-            throw Lost{"CLIENT SETNAME unanswered"};  // an error reply is fine: the name is for tests
         // The confirmation, every message and every PING's answer: [kind, channel, payload].
         c.link.guard.expect_stream(ReplyShape::array(3));
         c.send({"SUBSCRIBE", kChannel}, Clock::now() + step);

@@ -54,7 +54,7 @@ class CoreUrlBackend:
         return self._backend().delete(key)
 
     def exists(self, key: str) -> bool:
-        return self._backend().get(key) is not None
+        return self._backend().exists(key)  # one EXISTS, not a GET of the value
 
     def health_check(self) -> tuple[bool, dict[str, Any]]:
         """(healthy, details) from one round trip, as the reference's backends answer."""

@@ -93,7 +93,7 @@ def test_file_backend_object_as_backend(tmp_path):
     assert spec["backend_url"] == "file://" + str(tmp_path / "c") and "user_backend" not in spec
     # Its own BaseBackend methods work on the same directory.
     b.set("k", b"v", ttl=60)
-    assert b.get("k") == b"v" and b.exists("k") and b.delete("k") and b.get("k") is None
+    assert b.get("k") == b"v" and b.exists("k") and b.delete("k") and b.get("k") is None and not b.exists("k")
     assert b.health_check()[0] is True
 
 
