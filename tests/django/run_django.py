@@ -12,7 +12,7 @@
 4. Django's own cache tests: the pinned sdist (django-tests.txt, version and sha256;
    fetched once with the venv's pip into the venv folder, its tests/cache kept) and
    its BaseCacheTests mixin on cachekit.django (own/cachekit_cache_tests.py), on a
-   private redis-server, with Django's test runner. The tests that differ are skipped
+   private redis-server, memory:// and a file:// directory, with Django's test runner. The tests that differ are skipped
    or marked expected failures by name there, with the reasons of docs/django.md's
    table; this script fails when the two lists differ.
 """
@@ -111,7 +111,8 @@ def run_own_suite(python: str, venv: str, source_root: str, env: dict[str, str])
     with tempfile.TemporaryDirectory(prefix="cachekit-django-own-") as tmp:
         server = RedisServer(tmp)
         try:
-            run_env = dict(env, CACHEKIT_DJANGO_TEST_REDIS=server.url)
+            run_env = dict(env, CACHEKIT_DJANGO_TEST_REDIS=server.url,
+                           CACHEKIT_DJANGO_TEST_FILE_DIR=os.path.join(tmp, "files"))
             proc = subprocess.run([python, os.path.join(HERE, "own", "run_own.py"), home], env=run_env,
                                   capture_output=True, text=True, cwd=tmp)
         finally:

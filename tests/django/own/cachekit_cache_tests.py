@@ -1,7 +1,8 @@
 """Django's own cache tests on cachekit.django.CacheKitCache: the BaseCacheTests mixin
 of the pinned sdist's tests/cache/tests.py, configured as Django's RedisCacheTests
 configures it (caches_setting_for_tests on one server, the cull caches excluded: the
-server evicts), on the private redis-server of run_django.py.
+server evicts), on the private redis-server of run_django.py, and the same on
+memory:// and on a file:// directory.
 
 Every test that does not pass or does not apply is in cachekit_cache_differences.py,
 by name, with its reason; the same table is in docs/django.md ("Django's own cache
@@ -15,16 +16,30 @@ from cache import tests as django_tests  # the sdist's tests/cache (run_own.py p
 from cachekit_cache_differences import DIFFERENCES
 from django.test import TestCase, override_settings
 
-PARAMS = {"BACKEND": "cachekit.django.CacheKitCache", "LOCATION": os.environ["CACHEKIT_DJANGO_TEST_REDIS"],
-          "OPTIONS": {"COMMAND_TIMEOUT_MS": 2000}}
+def _params(location: str) -> dict:
+    return {"BACKEND": "cachekit.django.CacheKitCache", "LOCATION": location, "OPTIONS": {"COMMAND_TIMEOUT_MS": 2000}}
 
 
-@override_settings(CACHES=django_tests.caches_setting_for_tests(base=PARAMS,
-                                                                exclude=django_tests.redis_excluded_caches))
+def _settings(location: str) -> override_settings:
+    return override_settings(CACHES=django_tests.caches_setting_for_tests(
+        base=_params(location), exclude=django_tests.redis_excluded_caches))
+
+
+@_settings(os.environ["CACHEKIT_DJANGO_TEST_REDIS"])
 class CacheKitCacheTests(django_tests.BaseCacheTests, TestCase):
     # incr/decr of a value that is not an integer (cachekit.django raises TypeError,
     # as LocMemCache does; Django's Redis backend raises redis-py's ResponseError).
     incr_decr_type_error = TypeError
+
+
+@_settings("memory://")
+class CacheKitMemoryCacheTests(CacheKitCacheTests):
+    """The same on the core's memory:// backend (this process only)."""
+
+
+@_settings("file://" + os.environ["CACHEKIT_DJANGO_TEST_FILE_DIR"])
+class CacheKitFileCacheTests(CacheKitCacheTests):
+    """The same on the core's file backend (a directory of its own: clear() empties it)."""
 
 
 def _mark(cls: type) -> None:
@@ -36,4 +51,4 @@ def _mark(cls: type) -> None:
             setattr(cls, name, unittest.expectedFailure(test))
 
 
-_mark(CacheKitCacheTests)
+_mark(CacheKitCacheTests)  # the subclasses inherit the marks
