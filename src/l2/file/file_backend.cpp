@@ -120,14 +120,8 @@ public:
     void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override {
         check_deadline(deadline);
         uint64_t expiry = expiry_for(ttl);
-        if (value.size() > cfg_.max_value_bytes)
-            fail(CACHEKIT_ETOOBIG, "value of " + std::to_string(value.size()) + " bytes exceeds the file backend's " +
-                                       "max_value_bytes (" + std::to_string(cfg_.max_value_bytes) + ")");
+        check_value_fits(value);
         uint64_t file_bytes = filefmt::kHeaderSize + uint64_t(value.size());
-        if (file_bytes > pct_of(cfg_.max_bytes, 90))  // nothing is evicted for what can never fit
-            fail_key(CACHEKIT_EBUSY, "the file cache is full: an entry of " + std::to_string(file_bytes) +
-                                         " bytes cannot fit in 90 % of max_bytes (" + std::to_string(cfg_.max_bytes) +
-                                         "); not written");
         std::string name = filefmt::entry_name(key);
 
         struct stat cur;
@@ -317,6 +311,7 @@ private:
         return true;
     }
 
+    // A value this backend takes at all (set and add): its own limit, and room in 90 % of max_bytes.
     void check_value_fits(std::string_view value) const {
         if (value.size() > cfg_.max_value_bytes)
             fail(CACHEKIT_ETOOBIG, "value of " + std::to_string(value.size()) + " bytes exceeds the file backend's " +
@@ -329,7 +324,6 @@ private:
     }
 
 public:
-
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
                   Deadline deadline) override {
         found.assign(keys.size(), false);
