@@ -686,6 +686,53 @@ CACHEKIT_API int cachekit_backend_lock(cachekit_backend *backend, cachekit_buf *
 CACHEKIT_API int cachekit_backend_unlock(cachekit_backend *backend, const void *key, size_t key_len,
                                          const void *token, size_t token_len) CACHEKIT_NOEXCEPT;
 
+/* Add `delta` to the signed 64-bit integer stored under `key` as decimal
+ * digits (as Redis INCRBY stores it: no sign but '-', no leading zeros, no
+ * spaces), in one round trip and atomically on the server (a Lua script on
+ * Redis; under the entry's lock on the file backend); the TTL stays as it
+ * was. CACHEKIT_OK with the new value in `*value`; CACHEKIT_ENOTFOUND (no
+ * message) when the key does not exist (nothing is created);
+ * CACHEKIT_EUNSUPPORTED when the value is not such an integer;
+ * CACHEKIT_ETOOBIG when the result would not fit in 64 bits (the value is
+ * left as it was). Neither is a backend failure: the breaker does not see
+ * them. A failed increment is never degraded, even with fail_open.
+ * Since 0.2. */
+CACHEKIT_API int cachekit_backend_incr(cachekit_backend *backend, int64_t *value, const void *key,
+                                       size_t key_len, int64_t delta) CACHEKIT_NOEXCEPT;
+
+/* Store a value only if the key does not exist (SET NX PX on Redis), with
+ * ttl_seconds as cachekit_backend_set takes it. `*added` (when not NULL) is
+ * 1 when it was stored, 0 when the key existed and was left alone. With
+ * fail_open a failed add is skipped and reports 0. Since 0.2. */
+CACHEKIT_API int cachekit_backend_add(cachekit_backend *backend, int *added, const void *key,
+                                      size_t key_len, const void *value, size_t value_len,
+                                      double ttl_seconds) CACHEKIT_NOEXCEPT;
+
+/* Give an existing key a new time to live from now, leaving its value
+ * alone: ttl_seconds > 0 (PEXPIRE on Redis) or 0 for no expiry (PERSIST).
+ * CACHEKIT_OK when the key existed, CACHEKIT_ENOTFOUND when not. One round
+ * trip. With fail_open a failed touch is skipped and reports
+ * CACHEKIT_ENOTFOUND. Since 0.2. */
+CACHEKIT_API int cachekit_backend_touch(cachekit_backend *backend, const void *key, size_t key_len,
+                                        double ttl_seconds) CACHEKIT_NOEXCEPT;
+
+/* Delete `count` keys in one round trip where the backend allows (UNLINK of
+ * up to 1000 keys per command on Redis; on a cluster one UNLINK per hash
+ * slot, every node's commands written before any reply is read). The number
+ * of keys that existed goes to `*deleted` when not NULL. Keys as for
+ * cachekit_backend_delete (an empty key is CACHEKIT_EINVAL, nothing
+ * deleted). With fail_open a failed delete is skipped and reports 0.
+ * Since 0.2. */
+CACHEKIT_API int cachekit_backend_delete_many(cachekit_backend *backend, uint64_t *deleted,
+                                              const void *const *keys, const size_t *key_lens,
+                                              size_t count) CACHEKIT_NOEXCEPT;
+
+/* cachekit_backend_delete_many with the keys packed as
+ * cachekit_backend_get_many_packed takes them. Since 0.2. */
+CACHEKIT_API int cachekit_backend_delete_many_packed(cachekit_backend *backend, uint64_t *deleted,
+                                                     const void *keys, const size_t *key_offsets,
+                                                     size_t count) CACHEKIT_NOEXCEPT;
+
 /* Ping the backend; the round trip in milliseconds goes to latency_ms. Health
  * is never degraded: a failure is always returned. */
 CACHEKIT_API int cachekit_backend_health(cachekit_backend *backend, double *latency_ms) CACHEKIT_NOEXCEPT;
@@ -1357,6 +1404,20 @@ CACHEKIT_API int cachekit_backend_lock_ex(cachekit_backend *backend, cachekit_bu
 CACHEKIT_API int cachekit_backend_unlock_ex(cachekit_backend *backend, const void *key, size_t key_len,
                                             const void *token, size_t token_len,
                                             cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_incr_ex(cachekit_backend *backend, int64_t *value, const void *key,
+                                          size_t key_len, int64_t delta,
+                                          cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_add_ex(cachekit_backend *backend, int *added, const void *key,
+                                         size_t key_len, const void *value, size_t value_len,
+                                         double ttl_seconds, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_touch_ex(cachekit_backend *backend, const void *key, size_t key_len,
+                                           double ttl_seconds, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_delete_many_ex(cachekit_backend *backend, uint64_t *deleted,
+                                                 const void *const *keys, const size_t *key_lens,
+                                                 size_t count, cachekit_error *err) CACHEKIT_NOEXCEPT;
+CACHEKIT_API int cachekit_backend_delete_many_packed_ex(cachekit_backend *backend, uint64_t *deleted,
+                                                        const void *keys, const size_t *key_offsets,
+                                                        size_t count, cachekit_error *err) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_backend_health_ex(cachekit_backend *backend, double *latency_ms,
                                             cachekit_error *err) CACHEKIT_NOEXCEPT;
 CACHEKIT_API int cachekit_backend_stats_get_ex(cachekit_backend *backend, cachekit_backend_stats *out,

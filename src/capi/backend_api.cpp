@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -288,6 +289,72 @@ CACHEKIT_API int cachekit_backend_unlock(cachekit_backend *backend, const void *
         std::string_view k = key_arg(key, key_len);
         std::string_view t = key_arg(token, token_len, "token");
         return b.unlock(k, t, b.default_deadline()) ? CACHEKIT_OK : CACHEKIT_ENOTFOUND;
+    });
+}
+
+CACHEKIT_API int cachekit_backend_incr(cachekit_backend *backend, int64_t *value, const void *key, size_t key_len,
+                                       int64_t delta) noexcept {
+    return guarded([&] {
+        auto &b = backend_of(backend);
+        require(value != nullptr, "value is NULL");
+        std::string_view k = key_arg(key, key_len);
+        std::optional<int64_t> v = b.incr(k, delta, b.default_deadline());
+        if (!v) return CACHEKIT_ENOTFOUND;
+        *value = *v;
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_backend_add(cachekit_backend *backend, int *added, const void *key, size_t key_len,
+                                      const void *value, size_t value_len, double ttl_seconds) noexcept {
+    return guarded([&] {
+        auto &b = backend_of(backend);
+        if (added != nullptr) *added = 0;
+        std::string_view k = key_arg(key, key_len);
+        std::string_view v = bytes_arg(value, value_len, "value");
+        l2::Ttl ttl = ttl_arg(ttl_seconds);
+        const bool stored = b.add(k, v, ttl, b.default_deadline());
+        if (added != nullptr) *added = stored ? 1 : 0;
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_backend_touch(cachekit_backend *backend, const void *key, size_t key_len,
+                                        double ttl_seconds) noexcept {
+    return guarded([&] {
+        auto &b = backend_of(backend);
+        std::string_view k = key_arg(key, key_len);
+        l2::Ttl ttl = ttl_arg(ttl_seconds);
+        return b.touch(k, ttl, b.default_deadline()) ? CACHEKIT_OK : CACHEKIT_ENOTFOUND;
+    });
+}
+
+CACHEKIT_API int cachekit_backend_delete_many(cachekit_backend *backend, uint64_t *deleted, const void *const *keys,
+                                              const size_t *key_lens, size_t count) noexcept {
+    return guarded([&] {
+        auto &b = backend_of(backend);
+        if (deleted != nullptr) *deleted = 0;
+        if (count == 0) return CACHEKIT_OK;
+        require(keys != nullptr && key_lens != nullptr, "keys and key_lens are required");
+        std::vector<std::string_view> ks;
+        ks.reserve(count);
+        for (size_t i = 0; i < count; ++i) ks.push_back(key_arg(keys[i], key_lens[i]));
+        const uint64_t n = b.delete_many(ks, b.default_deadline());
+        if (deleted != nullptr) *deleted = n;
+        return CACHEKIT_OK;
+    });
+}
+
+CACHEKIT_API int cachekit_backend_delete_many_packed(cachekit_backend *backend, uint64_t *deleted, const void *keys,
+                                                     const size_t *key_offsets, size_t count) noexcept {
+    return guarded([&] {
+        auto &b = backend_of(backend);
+        if (deleted != nullptr) *deleted = 0;
+        if (count == 0) return CACHEKIT_OK;
+        std::vector<std::string_view> ks = packed_keys(keys, key_offsets, count);
+        const uint64_t n = b.delete_many(ks, b.default_deadline());
+        if (deleted != nullptr) *deleted = n;
+        return CACHEKIT_OK;
     });
 }
 

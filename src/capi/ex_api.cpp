@@ -95,6 +95,16 @@ CACHEKIT_DEFINE_EX(cachekit_backend_lock, (cachekit_backend *backend, cachekit_b
                    (backend, token, key, key_len, hold_ms))
 CACHEKIT_DEFINE_EX(cachekit_backend_unlock, (cachekit_backend *backend, const void *key, size_t key_len, const void *token, size_t token_len, cachekit_error *err),
                    (backend, key, key_len, token, token_len))
+CACHEKIT_DEFINE_EX(cachekit_backend_incr, (cachekit_backend *backend, int64_t *value, const void *key, size_t key_len, int64_t delta, cachekit_error *err),
+                   (backend, value, key, key_len, delta))
+CACHEKIT_DEFINE_EX(cachekit_backend_add, (cachekit_backend *backend, int *added, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds, cachekit_error *err),
+                   (backend, added, key, key_len, value, value_len, ttl_seconds))
+CACHEKIT_DEFINE_EX(cachekit_backend_touch, (cachekit_backend *backend, const void *key, size_t key_len, double ttl_seconds, cachekit_error *err),
+                   (backend, key, key_len, ttl_seconds))
+CACHEKIT_DEFINE_EX(cachekit_backend_delete_many, (cachekit_backend *backend, uint64_t *deleted, const void *const *keys, const size_t *key_lens, size_t count, cachekit_error *err),
+                   (backend, deleted, keys, key_lens, count))
+CACHEKIT_DEFINE_EX(cachekit_backend_delete_many_packed, (cachekit_backend *backend, uint64_t *deleted, const void *keys, const size_t *key_offsets, size_t count, cachekit_error *err),
+                   (backend, deleted, keys, key_offsets, count))
 CACHEKIT_DEFINE_EX(cachekit_backend_health, (cachekit_backend *backend, double *latency_ms, cachekit_error *err),
                    (backend, latency_ms))
 CACHEKIT_DEFINE_EX(cachekit_backend_stats_get, (cachekit_backend *backend, cachekit_backend_stats *out, cachekit_error *err),

@@ -16,6 +16,7 @@
 
 #include "cachekit/cachekit.h"
 #include "l2/invalidation_feed.hpp"
+#include "util/error.hpp"
 
 namespace cachekit::l2 {
 
@@ -173,6 +174,41 @@ public:
         return false;
     }
 
+    // Add `delta` to the integer stored as decimal digits under `key`,
+    // atomically, keeping its TTL: the new value, or nullopt when the key does
+    // not exist. A value that is not such an integer is CACHEKIT_EUNSUPPORTED,
+    // a result past 64 bits CACHEKIT_ETOOBIG (the value left alone).
+    virtual std::optional<int64_t> incr(std::string_view key, int64_t delta, Deadline deadline) {
+        (void)key;
+        (void)delta;
+        (void)deadline;
+        fail_unimplemented("incr");
+    }
+
+    // set, only when the key does not exist: true when stored.
+    virtual bool add(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) {
+        (void)key;
+        (void)value;
+        (void)ttl;
+        (void)deadline;
+        fail_unimplemented("add");
+    }
+
+    // Give an existing entry `ttl` from now (nullopt: no expiry), its value
+    // left alone. True when the key existed.
+    virtual bool touch(std::string_view key, Ttl ttl, Deadline deadline) {
+        if (ttl) return expire(key, *ttl, deadline);
+        fail_unimplemented("touch");
+    }
+
+    // Delete every key of `keys`, one round trip where the backend allows:
+    // how many existed.
+    virtual uint64_t delete_many(const std::vector<std::string_view> &keys, Deadline deadline) {
+        uint64_t n = 0;
+        for (std::string_view key : keys) n += del(key, deadline) ? 1 : 0;
+        return n;
+    }
+
     // get plus the entry's remaining TTL (nullopt inside = no expiry). The
     // default asks twice; a backend that can answer in one round trip overrides it.
     virtual bool get_with_ttl(std::string_view key, cachekit_buf *out, Ttl *remaining, Deadline deadline) {
@@ -195,6 +231,12 @@ public:
     // the health of its parts that are down, merged into one snapshot (down,
     // the last error naming the part); nullopt when none is down.
     virtual std::optional<HealthSnapshot> down_part() const { return std::nullopt; }
+
+protected:
+    // A backend that lacks an operation (a test double): CACHEKIT_EINTERNAL, never a crash.
+    [[noreturn]] void fail_unimplemented(const char *op) const {
+        throw Error(CACHEKIT_EINTERNAL, std::string(kind()) + " backend: " + op + " is not implemented");
+    }
 };
 
 }  // namespace cachekit::l2

@@ -14,6 +14,7 @@
 
 #include "l2/memory_backend.hpp"
 #include "l2/posix_io.hpp"
+#include "l2/stored_integer.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 #include "util/fork_hooks.hpp"
@@ -65,6 +66,43 @@ public:
         if (!e) return false;
         const_cast<Entry *>(e)->expires = expiry_of(Ttl(ttl));
         return true;
+    }
+
+    std::optional<int64_t> incr(std::string_view key, int64_t delta, Deadline) override {
+        std::lock_guard<std::mutex> g(mu_);
+        Entry *e = const_cast<Entry *>(live(key));
+        if (!e) return std::nullopt;
+        std::string digits;
+        const int64_t sum = add_to_stored_integer(e->value, delta, digits);
+        e->value = std::move(digits);
+        return sum;
+    }
+
+    bool add(std::string_view key, std::string_view value, Ttl ttl, Deadline) override {
+        auto expires = expiry_of(ttl);
+        std::lock_guard<std::mutex> g(mu_);
+        if (live(key)) return false;
+        put_locked(key, value, expires);
+        return true;
+    }
+
+    bool touch(std::string_view key, Ttl ttl, Deadline) override {
+        auto expires = expiry_of(ttl);
+        std::lock_guard<std::mutex> g(mu_);
+        Entry *e = const_cast<Entry *>(live(key));
+        if (!e) return false;
+        e->expires = expires;
+        return true;
+    }
+
+    uint64_t delete_many(const std::vector<std::string_view> &keys, Deadline) override {
+        std::lock_guard<std::mutex> g(mu_);
+        uint64_t n = 0;
+        for (std::string_view key : keys) {
+            if (live(key)) ++n;
+            map_.erase(std::string(key));
+        }
+        return n;
     }
 
     std::optional<Ttl> ttl(std::string_view key, Deadline) override {

@@ -32,6 +32,8 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include "../l2/backend_ops_check.h"
+
 namespace {
 
 using cachekit::testing::RedisCluster;
@@ -704,10 +706,39 @@ void test_coherence_during_live_reshard(void **) {
 
 }  // namespace
 
+// incr/add/touch/delete_many on the cluster through a raw backend handle: the
+// shared checks, then one delete_many of keys on every primary (one UNLINK
+// per slot, all nodes written before any reply is read).
+void test_backend_ops_on_the_cluster(void **) {
+    cachekit_backend_options o = CACHEKIT_BACKEND_OPTIONS_INIT;
+    o.fail_closed = 1;
+    o.command_timeout_ms = 2000;
+    cachekit_backend *b = nullptr;
+    assert_int_equal(cachekit_backend_open(&b, g_url.c_str(), &o), CACHEKIT_OK);
+    check_backend_ops(b);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 300; ++i) keys.push_back("dm:" + std::to_string(i));
+    std::vector<const void *> ptrs;
+    std::vector<size_t> lens;
+    for (const std::string &k : keys) {
+        assert_int_equal(cachekit_backend_set(b, k.data(), k.size(), "v", 1, 60.0), CACHEKIT_OK);
+        ptrs.push_back(k.data());
+        lens.push_back(k.size());
+    }
+    ptrs.push_back("dm:none");
+    lens.push_back(7);
+    uint64_t deleted = 0;
+    assert_int_equal(cachekit_backend_delete_many(b, &deleted, ptrs.data(), lens.data(), ptrs.size()), CACHEKIT_OK);
+    assert_int_equal(deleted, 300);
+    for (const std::string &k : keys) assert_int_equal(cachekit_backend_exists(b, k.data(), k.size()), CACHEKIT_ENOTFOUND);
+    cachekit_backend_free(b);
+}
+
 int main() {
     RedisCluster::require_or_skip("test_cluster_cache");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_caches_share_the_cluster),
+        cmocka_unit_test(test_backend_ops_on_the_cluster),
         cmocka_unit_test(test_get_or_load_with_the_cluster_lock),
         cmocka_unit_test(test_wrong_password),
         cmocka_unit_test(test_coherence_raw_write_on_another_node),

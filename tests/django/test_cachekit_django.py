@@ -214,6 +214,44 @@ def test_incr_from_threads_loses_no_update(cache):
     assert cache.get("n") == 80
 
 
+def test_incr_of_a_non_integer_is_type_error(cache):
+    cache.set("s", "text")
+    with pytest.raises(TypeError):
+        cache.incr("s")
+    assert cache.get("s") == "text"
+    cache.set("big", 2**63 - 1)
+    with pytest.raises(OverflowError):
+        cache.incr("big")
+    assert cache.get("big") == 2**63 - 1
+
+
+def _calls(redis_server, command: str) -> int:
+    info = redis_server.command("INFO", "commandstats")
+    info = info.decode() if isinstance(info, bytes) else info
+    field = f"cmdstat_{command}:calls="
+    at = info.find(field)
+    return 0 if at < 0 else int(info[at + len(field):].split(",", 1)[0])
+
+
+def test_one_command_each(redis_server):
+    """incr/decr, add, touch and delete_many are one command each on the server, with no
+    lock around them (INFO commandstats after CONFIG RESETSTAT)."""
+    c = caches["default"]
+    c.set("n", 1)
+    c.incr("n")  # the first use caches the script
+    redis_server.command("CONFIG", "RESETSTAT")
+    assert c.incr("n") == 3 and c.decr("n", 2) == 1
+    assert c.add("a", "v") is True and c.add("a", "w") is False
+    assert c.touch("a", 50) is True and c.touch("a", None) is True
+    c.delete_many(["n", "a", "none"])
+    assert _calls(redis_server, "evalsha") == 2 and _calls(redis_server, "eval") == 0
+    assert _calls(redis_server, "incrby") == 2  # inside the script
+    assert _calls(redis_server, "set") == 2  # the two adds (SET NX), no lock
+    assert _calls(redis_server, "pexpire") == 1 and _calls(redis_server, "persist") == 1
+    assert _calls(redis_server, "unlink") == 1 and _calls(redis_server, "del") == 0
+    assert c.get_many(["n", "a"]) == {}
+
+
 # -- Django's key semantics --------------------------------------------------------------
 
 def test_versioned_keys(cache):

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "cachekit/cachekit.h"
+#include "backend_ops_check.h"
 
 static char g_tmp[256];
 
@@ -273,6 +274,59 @@ static void test_calls_file(void **state) {
     char url[400];
     snprintf(url, sizeof url, "file://%s/calls", g_tmp);
     calls_on(url);
+}
+
+static void test_ops_memory(void **state) {
+    (void)state;
+    cachekit_backend *b = open_ok("memory://", NULL);
+    check_backend_ops(b);
+    cachekit_backend_free(b);
+}
+
+static void test_ops_file(void **state) {
+    (void)state;
+    char url[400];
+    snprintf(url, sizeof url, "file://%s/ops", g_tmp);
+    cachekit_backend *b = open_ok(url, NULL);
+    check_backend_ops(b);
+    cachekit_backend_free(b);
+}
+
+/* Two handles on one directory (as two processes would be): concurrent
+ * increments and adds are atomic under the entry locks. */
+static void test_ops_file_two_handles(void **state) {
+    (void)state;
+    char url[400];
+    snprintf(url, sizeof url, "file://%s/ops2", g_tmp);
+    cachekit_backend *a = open_ok(url, NULL);
+    cachekit_backend *b = open_ok(url, NULL);
+    assert_int_equal(cachekit_backend_set(a, "n", 1, "0", 1, 0), CACHEKIT_OK);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    const int rounds = 200;
+    if (child == 0) {
+        cachekit_backend *c = open_ok(url, NULL);
+        int64_t v;
+        int bad = 0;
+        for (int i = 0; i < rounds; ++i) bad += cachekit_backend_incr(c, &v, "n", 1, 1) != CACHEKIT_OK;
+        _exit(bad == 0 ? 0 : 1);
+    }
+    int64_t v = 0;
+    for (int i = 0; i < rounds; ++i) assert_int_equal(cachekit_backend_incr(b, &v, "n", 1, 1), CACHEKIT_OK);
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    cachekit_buf out = CACHEKIT_BUF_INIT;
+    assert_int_equal(cachekit_backend_get(a, &out, "n", 1), CACHEKIT_OK);
+    assert_int_equal(out.size, 3);
+    assert_memory_equal(out.ptr, "400", 3); /* no increment lost */
+    int added_a = 0, added_b = 0;
+    assert_int_equal(cachekit_backend_add(a, &added_a, "once", 4, "a", 1, 0), CACHEKIT_OK);
+    assert_int_equal(cachekit_backend_add(b, &added_b, "once", 4, "b", 1, 0), CACHEKIT_OK);
+    assert_int_equal(added_a + added_b, 1);
+    cachekit_buf_dispose(&out);
+    cachekit_backend_free(a);
+    cachekit_backend_free(b);
 }
 
 static void test_argument_validation(void **state) {
@@ -686,6 +740,9 @@ int main(void) {
         cmocka_unit_test(test_env_fallback),
         cmocka_unit_test(test_calls_memory),
         cmocka_unit_test(test_calls_file),
+        cmocka_unit_test(test_ops_memory),
+        cmocka_unit_test(test_ops_file),
+        cmocka_unit_test(test_ops_file_two_handles),
         cmocka_unit_test(test_argument_validation),
         cmocka_unit_test(test_stats_struct_size),
         cmocka_unit_test(test_file_limits_from_options),

@@ -283,6 +283,42 @@ void test_full_of_busy_entries(void **) {
     assert_int_equal(l2test::count_entries(t.path()), 2);
 }
 
+// incr/add/touch on expired entries (the clock hook): an expired entry is
+// missing for incr and touch, and add replaces it; incr keeps the header's
+// expiry, a symlink planted under the name is replaced by add.
+void test_counter_ops_and_expiry(void **) {
+    TempDir t;
+    ManualWall wall;
+    wall.set_s(2000000000);
+    FileOptions o;
+    o.now = wall.fn();
+    auto b = open_at(t.path(), {}, o);
+    b->set("n", "5", 10s, soon());
+    assert_int_equal(*b->incr("n", 2, soon()), 7);
+    std::string bytes = l2test::read_file(t / filefmt::entry_name("n"));
+    filefmt::Header h;
+    assert_true(filefmt::classify(bytes.data(), bytes.size(), 0, &h) == filefmt::Verdict::Payload);
+    assert_int_equal(h.expiry, 2000000010u);  // kept
+    assert_true(bytes.substr(filefmt::kHeaderSize) == "7");
+    wall.set_s(2000000011);
+    assert_false(b->incr("n", 1, soon()).has_value());
+    assert_false(b->touch("n", cachekit::l2::Ttl{10s}, soon()));
+    b->set("a", "old", 10s, soon());
+    wall.set_s(2000000030);
+    assert_true(b->add("a", "new", std::nullopt, soon()));
+    std::string value;
+    assert_true(has(*b, "a", &value) && value == "new");
+    assert_false(b->add("a", "newer", std::nullopt, soon()));
+    assert_true(b->touch("a", cachekit::l2::Ttl{5s}, soon()));
+    auto left = b->ttl("a", soon());
+    assert_true(left && *left && (*left)->count() == 5000);
+    const std::string planted = t / filefmt::entry_name("s");
+    assert_int_equal(::symlink("/etc/passwd", planted.c_str()), 0);
+    assert_true(b->add("s", "mine", std::nullopt, soon()));
+    assert_true(has(*b, "s", &value) && value == "mine");
+    assert_int_equal(b->delete_many({"a", "s", "none"}, soon()), 2);
+}
+
 void test_ttl_clock_hook(void **) {
     TempDir t;
     ManualWall wall;
@@ -454,6 +490,7 @@ int main() {
         cmocka_unit_test(test_evict_bytes),
         cmocka_unit_test(test_full_of_busy_entries),
         cmocka_unit_test(test_ttl_clock_hook),
+        cmocka_unit_test(test_counter_ops_and_expiry),
         cmocka_unit_test(test_orphan_temp_cleanup),
         cmocka_unit_test(test_two_instances_share),
         cmocka_unit_test(test_lock_contention_threads),

@@ -6,6 +6,7 @@
 // server's text for error replies); streams hiredis itself rejects (bad
 // headers, lengths out of range, nesting past 7, RESP3 types) never reach
 // the mapping.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -189,6 +190,43 @@ void test_lock_and_unlock_replies(void **) {
     assert_false(rr::is_noscript(*one("-ERR NOSCRIPT\r\n")));
     assert_false(rr::is_noscript(*one("+NOSCRIPT\r\n")));
     assert_false(rr::is_noscript(*one("-NOSCRI\r\n")));
+}
+
+// The increment script and SET NX: values, misses, Redis's refusals mapped to
+// their own codes, and hostile shapes as EBACKEND (never a value).
+void test_incr_and_add_replies(void **) {
+    assert_int_equal(*rr::incremented(*one(":42\r\n"), kWhere), 42);
+    assert_int_equal(*rr::incremented(*one(":-9223372036854775808\r\n"), kWhere), INT64_MIN);
+    assert_false(rr::incremented(*one("$-1\r\n"), kWhere).has_value());  // no such key
+    Failure f = failure_of([&] {
+        rr::incremented(*one("-ERR Error running script (call to f_4c4b): @user_script:1: ERR value is not an "
+                             "integer or out of range\r\n"),
+                        kWhere);
+    });
+    assert_int_equal(f.code, CACHEKIT_EUNSUPPORTED);
+    assert_true(contains(f.message, "not a decimal 64-bit integer"));
+    f = failure_of([&] { rr::incremented(*one("-ERR increment or decrement would overflow\r\n"), kWhere); });
+    assert_int_equal(f.code, CACHEKIT_ETOOBIG);
+    f = failure_of([&] {
+        rr::incremented(*one("-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"), kWhere);
+    });
+    assert_int_equal(f.code, CACHEKIT_EUNSUPPORTED);
+    expect_backend_error([&] { rr::incremented(*one("-READONLY You can't write\r\n"), kWhere); }, "incr script",
+                         "READONLY");
+    assert_int_equal(*rr::incremented(*one("$19\r\n9223372036854775807\r\n"), kWhere), INT64_MAX);
+    expect_backend_error([&] { rr::incremented(*one("$3\r\nabc\r\n"), kWhere); }, "incr script", "type 1");
+    expect_backend_error([&] { rr::incremented(*one("$0\r\n\r\n"), kWhere); }, "incr script", "type 1");
+    expect_backend_error([&] { rr::incremented(*one("$3\r\n42 \r\n"), kWhere); }, "incr script", "type 1");
+    expect_backend_error([&] { rr::incremented(*one("$19\r\n9223372036854775808\r\n"), kWhere); }, "incr script",
+                         "type 1");
+    expect_backend_error([&] { rr::incremented(*one("+OK\r\n"), kWhere); }, "incr script", "type 5");
+    expect_backend_error([&] { rr::incremented(*one("*1\r\n:1\r\n"), kWhere); }, "incr script", "type 2");
+
+    assert_true(rr::added(*one("+OK\r\n"), kWhere));
+    assert_false(rr::added(*one("$-1\r\n"), kWhere));  // the key exists
+    expect_backend_error([&] { rr::added(*one("+QUEUED\r\n"), kWhere); }, "SET NX", "type 5");
+    expect_backend_error([&] { rr::added(*one(":1\r\n"), kWhere); }, "SET NX", "type 3");
+    expect_backend_error([&] { rr::added(*one("-OOM command not allowed\r\n"), kWhere); }, "SET NX", "OOM");
 }
 
 struct MgetOutputs {
@@ -379,6 +417,7 @@ int main() {
         cmocka_unit_test(test_status_replies),
         cmocka_unit_test(test_integers_and_ttls),
         cmocka_unit_test(test_lock_and_unlock_replies),
+        cmocka_unit_test(test_incr_and_add_replies),
         cmocka_unit_test(test_mget_element_mapping),
         cmocka_unit_test(test_mget_wrong_shapes_change_nothing),
         cmocka_unit_test(test_scan_pages),

@@ -189,6 +189,23 @@ struct FakeBackend : Backend {
         act();
         return true;
     }
+    std::optional<int64_t> incr(std::string_view, int64_t delta, Deadline) override {
+        act();
+        if (mode.load() == 4) throw cachekit::Error(CACHEKIT_EUNSUPPORTED, "fake: not an integer");
+        return 40 + delta;
+    }
+    bool add(std::string_view, std::string_view, Ttl, Deadline) override {
+        act();
+        return true;
+    }
+    bool touch(std::string_view, Ttl, Deadline) override {
+        act();
+        return true;
+    }
+    uint64_t delete_many(const std::vector<std::string_view> &keys, Deadline) override {
+        act();
+        return keys.size();
+    }
     Health health(Deadline) override {
         Health h;
         h.ok = mode.load() == 0;
@@ -219,6 +236,41 @@ struct Rig {
 bool rb_get(ResilientBackend &b) {
     Buffer out;
     return b.get("k", out.get(), soon());
+}
+
+// incr/add/touch/delete_many pass through with one call each; with fail_open
+// a failure skips add/touch/delete_many (counted) but never invents an
+// increment; a non-integer refusal is no failure of the backend.
+void test_counter_ops_pass_through(void **) {
+    Rig r(true);
+    const std::vector<std::string_view> keys = {"a", "b", "c"};
+    assert_int_equal(*r.rb->incr("k", 2, soon()), 42);
+    assert_true(r.rb->add("k", "v", std::nullopt, soon()));
+    assert_true(r.rb->touch("k", Ttl{5000ms}, soon()));
+    assert_int_equal(r.rb->delete_many(keys, soon()), 3);
+    assert_int_equal(r.fake->calls.load(), 4);
+    assert_int_equal(r.rb->stats().calls, 4);
+
+    r.fake->mode = 4;
+    assert_int_equal(code_of([&] { r.rb->incr("k", 1, soon()); }), CACHEKIT_EUNSUPPORTED);
+    assert_int_equal(r.rb->stats().failures, 0);
+    assert_true(r.rb->breaker_state() == State::Closed);
+
+    r.fake->mode = 1;
+    assert_int_equal(code_of([&] { r.rb->incr("k", 1, soon()); }), CACHEKIT_EBACKEND);
+    assert_false(r.rb->add("k", "v", std::nullopt, soon()));
+    assert_false(r.rb->touch("k", std::nullopt, soon()));
+    assert_int_equal(r.rb->delete_many(keys, soon()), 0);
+    ResilienceStats st = r.rb->stats();
+    assert_int_equal(st.failures, 4);
+    assert_int_equal(st.skipped_writes, 3);
+    assert_int_equal(st.degraded_reads, 0);
+
+    Rig closed(false);
+    closed.fake->mode = 1;
+    assert_int_equal(code_of([&] { closed.rb->add("k", "v", std::nullopt, soon()); }), CACHEKIT_EBACKEND);
+    assert_int_equal(code_of([&] { closed.rb->touch("k", Ttl{1000ms}, soon()); }), CACHEKIT_EBACKEND);
+    assert_int_equal(code_of([&] { closed.rb->delete_many(keys, soon()); }), CACHEKIT_EBACKEND);
 }
 
 void test_fail_open_degrades(void **) {
@@ -441,6 +493,7 @@ int main() {
         cmocka_unit_test(test_backpressure_half_open_slot_released),
         cmocka_unit_test(test_counters_exact_under_threads),
         cmocka_unit_test(test_deadline_is_bounded),
+        cmocka_unit_test(test_counter_ops_pass_through),
     };
     return cmocka_run_group_tests_name("resilience", tests, nullptr, nullptr);
 }

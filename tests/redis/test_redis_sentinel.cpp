@@ -253,6 +253,26 @@ void test_discovery_set_get(void **) {
     assert_true(b->del("disc", rt::soon()));
 }
 
+// incr/add/touch/delete_many go to the primary the sentinels name.
+void test_counter_ops_on_the_primary(void **) {
+    auto b = open("redis-sentinel://" + sentinel_hosts() + "/m/4");
+    RawRedis raw(world->primary->port());
+    raw.text({"SELECT", "4"});
+    assert_false(b->incr("ops:n", 1, rt::soon()).has_value());
+    b->set("ops:n", "41", std::nullopt, rt::soon());
+    assert_int_equal(*b->incr("ops:n", 1, rt::soon()), 42);
+    assert_true(raw.text({"GET", "ops:n"}) == "42");
+    assert_true(b->add("ops:a", "v", std::nullopt, rt::soon()));
+    assert_false(b->add("ops:a", "w", std::nullopt, rt::soon()));
+    assert_true(b->touch("ops:a", cachekit::l2::Ttl{60000ms}, rt::soon()));
+    assert_true(raw.integer({"PTTL", "ops:a"}) > 0);
+    assert_true(b->touch("ops:a", std::nullopt, rt::soon()));
+    assert_int_equal(raw.integer({"PTTL", "ops:a"}), -1);
+    const std::vector<std::string_view> keys = {"ops:n", "ops:a", "ops:none"};
+    assert_int_equal(b->delete_many(keys, rt::soon()), 2);
+    assert_false(raw.has("ops:n"));
+}
+
 void test_first_sentinel_down(void **) {
     const int dead = cachekit::testing::free_port();  // nothing listens there
     auto b = open("redis-sentinel://127.0.0.1:" + std::to_string(dead) + "," + sentinel_hosts() + "/m");
@@ -669,6 +689,7 @@ int main() {
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_discovery_set_get),
+        cmocka_unit_test(test_counter_ops_on_the_primary),
         cmocka_unit_test(test_first_sentinel_down),
         cmocka_unit_test(test_unknown_master),
         cmocka_unit_test(test_sentinel_names_a_replica),

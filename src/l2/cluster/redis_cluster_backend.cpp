@@ -180,6 +180,103 @@ public:
         });
     }
 
+    // The increment script on the key's node (redis_args::kIncrScript), by
+    // SHA; EVAL when that node's script cache lacks it.
+    std::optional<int64_t> incr(std::string_view key, int64_t delta, Deadline deadline) override {
+        char by[24];
+        const size_t by_len = redis_args::decimal(delta, by);
+        const char *argv[] = {"EVALSHA", redis_args::kIncrSha.data(), "1", data_or_empty(key), by};
+        const size_t lens[] = {7, redis_args::kIncrSha.size(), 1, key.size(), by_len};
+        const Cmd cmd{5, argv, lens, "EVALSHA"};
+        using Answer = std::optional<std::optional<int64_t>>;  // outer nullopt: NOSCRIPT
+        Answer answer = key_call(key, false, &cmd, 1, deadline, [&](std::vector<Reply> &r, const std::string &where) {
+            if (redis_replies::is_noscript(*r[0])) return Answer();
+            return Answer(redis_replies::incremented(*r[0], where));
+        });
+        if (answer) return *answer;
+        const char *eval_argv[] = {"EVAL", redis_args::kIncrScript.data(), "1", data_or_empty(key), by};
+        const size_t eval_lens[] = {4, redis_args::kIncrScript.size(), 1, key.size(), by_len};
+        const Cmd eval{5, eval_argv, eval_lens, "EVAL"};
+        return key_call(key, false, &eval, 1, deadline, [&](std::vector<Reply> &r, const std::string &where) {
+            return redis_replies::incremented(*r[0], where);
+        });
+    }
+
+    bool add(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override {
+        char ms[24];
+        const size_t ms_len = redis_args::px_milliseconds(ttl, ms);
+        const char *argv[] = {"SET", data_or_empty(key), data_or_empty(value), "NX", "PX", ms};
+        const size_t lens[] = {3, key.size(), value.size(), 2, 2, ms_len};
+        const Cmd cmd{ttl ? 6 : 4, argv, lens, "SET NX"};
+        return key_call(key, false, &cmd, 1, deadline, [&](std::vector<Reply> &r, const std::string &where) {
+            return redis_replies::added(*r[0], where);
+        });
+    }
+
+    // PEXPIRE; for no expiry PERSIST + EXISTS in one exchange on the key's node.
+    bool touch(std::string_view key, Ttl ttl, Deadline deadline) override {
+        if (ttl) return expire(key, *ttl, deadline);
+        const char *persist_argv[] = {"PERSIST", data_or_empty(key)};
+        const char *exists_argv[] = {"EXISTS", data_or_empty(key)};
+        const size_t persist_lens[] = {7, key.size()}, exists_lens[] = {6, key.size()};
+        const Cmd cmds[] = {{2, persist_argv, persist_lens, "PERSIST"}, {2, exists_argv, exists_lens, "EXISTS"}};
+        return key_call(key, false, cmds, 2, deadline, [&](std::vector<Reply> &r, const std::string &where) {
+            redis_replies::integer(*r[0], where, "PERSIST");
+            return redis_replies::integer(*r[1], where, "EXISTS") > 0;
+        });
+    }
+
+    // One UNLINK per hash slot (a command's keys must share one) of at most
+    // kPipelineChunk keys, every node's written before any reply is read; a
+    // redirected group goes again alone where its slot now lives.
+    uint64_t delete_many(const std::vector<std::string_view> &keys, Deadline deadline) override {
+        if (keys.empty()) return 0;
+        std::map<uint16_t, std::vector<std::string_view>> by_slot;
+        for (std::string_view key : keys) by_slot[cluster::key_slot(key)].push_back(key);
+        std::vector<std::vector<std::string_view>> groups;
+        for (auto &slot_keys : by_slot) {
+            const std::vector<std::string_view> &ks = slot_keys.second;
+            for (size_t begin = 0; begin < ks.size(); begin += kPipelineChunk)
+                groups.emplace_back(ks.begin() + static_cast<std::ptrdiff_t>(begin),
+                                    ks.begin() + static_cast<std::ptrdiff_t>(std::min(ks.size(), begin + kPipelineChunk)));
+        }
+        std::vector<uint64_t> counts(groups.size(), 0);
+        std::vector<const char *> argv;
+        std::vector<size_t> lens;
+        auto command_of = [&](size_t g) {
+            argv.assign(1, "UNLINK");
+            lens.assign(1, 6);
+            for (std::string_view key : groups[g]) {
+                argv.push_back(data_or_empty(key));
+                lens.push_back(key.size());
+            }
+            return Cmd{static_cast<int>(argv.size()), argv.data(), lens.data(), "UNLINK"};
+        };
+        auto count_of = [](const redisReply &reply, const std::string &where) {
+            const long long n = redis_replies::integer(reply, where, "UNLINK");
+            return n > 0 ? static_cast<uint64_t>(n) : uint64_t(0);
+        };
+        batch(
+            groups.size(), false, deadline, [&](size_t g) { return groups[g].front(); },
+            [&](size_t g, RedisSession &s) {
+                const Cmd cmd = command_of(g);
+                s.append(cmd.argc, cmd.argv, cmd.lens);
+            },
+            [&](size_t g, const redisReply &reply, const std::string &where) {
+                if (reply.type == REDIS_REPLY_ERROR) return false;
+                counts[g] = count_of(reply, where);
+                return true;
+            },
+            [&](size_t g, Deadline d) {
+                const Cmd cmd = command_of(g);
+                counts[g] = key_call(groups[g].front(), false, &cmd, 1, d,
+                                     [&](std::vector<Reply> &r, const std::string &where) { return count_of(*r[0], where); });
+            });
+        uint64_t deleted = 0;
+        for (uint64_t n : counts) deleted += n;
+        return deleted;
+    }
+
     std::optional<Ttl> ttl(std::string_view key, Deadline deadline) override {
         const char *argv[] = {"PTTL", data_or_empty(key)};
         const size_t lens[] = {4, key.size()};

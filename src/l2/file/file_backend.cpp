@@ -38,6 +38,7 @@
 #include "l2/file/file_locks.hpp"
 #include "l2/key_fault.hpp"
 #include "l2/posix_io.hpp"
+#include "l2/stored_integer.hpp"
 #include "util/buffer.hpp"
 #include "util/error.hpp"
 #include "util/fork_hooks.hpp"
@@ -119,14 +120,8 @@ public:
     void set(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override {
         check_deadline(deadline);
         uint64_t expiry = expiry_for(ttl);
-        if (value.size() > cfg_.max_value_bytes)
-            fail(CACHEKIT_ETOOBIG, "value of " + std::to_string(value.size()) + " bytes exceeds the file backend's " +
-                                       "max_value_bytes (" + std::to_string(cfg_.max_value_bytes) + ")");
+        check_value_fits(value);
         uint64_t file_bytes = filefmt::kHeaderSize + uint64_t(value.size());
-        if (file_bytes > pct_of(cfg_.max_bytes, 90))  // nothing is evicted for what can never fit
-            fail_key(CACHEKIT_EBUSY, "the file cache is full: an entry of " + std::to_string(file_bytes) +
-                                         " bytes cannot fit in 90 % of max_bytes (" + std::to_string(cfg_.max_bytes) +
-                                         "); not written");
         std::string name = filefmt::entry_name(key);
 
         struct stat cur;
@@ -191,12 +186,110 @@ public:
         return Ttl{milliseconds(std::max<int64_t>(left, 1))};
     }
 
+    bool expire(std::string_view key, milliseconds ttl, Deadline deadline) override {
+        check_deadline(deadline);
+        return rewrite_expiry(key, expiry_for(Ttl(ttl)), deadline);
+    }
+
+    bool touch(std::string_view key, Ttl ttl, Deadline deadline) override {
+        check_deadline(deadline);
+        return rewrite_expiry(key, expiry_for(ttl), deadline);
+    }
+
+    // Under the entry's exclusive lock, which every replacement of the name
+    // takes too: read, add, and rename the new digits over it before the
+    // lock is released, so no write of the key (incr or set) falls between.
+    std::optional<int64_t> incr(std::string_view key, int64_t delta, Deadline deadline) override {
+        check_deadline(deadline);
+        constexpr uint64_t kMostDigits = 20;  // "-9223372036854775808"
+        const std::string name = filefmt::entry_name(key);
+        for (int attempt = 0; attempt < 8; ++attempt) {
+            Opened e = open_entry(name);
+            if (e.kind != Opened::Regular) return std::nullopt;
+            // The temp file before the entry lock: a reservation may evict,
+            // and eviction takes entry locks.
+            Temp tmp = reserve(name, 0, filefmt::kHeaderSize + kMostDigits, deadline);
+            Inflight inflight{*this, tmp.name};
+            struct RemoveTemp {
+                int dir;
+                const std::string &n;
+                ~RemoveTemp() { ::unlinkat(dir, n.c_str(), 0); }  // gone already after the rename
+            } remove_temp{dir_.get(), tmp.name};
+            posix::flock_or_timeout(e.fd.get(), LOCK_EX, cfg_.lock_timeout, deadline, "a cache entry");
+            if (!posix::same_file_at(e.fd.get(), dir_.get(), name)) continue;  // replaced meanwhile
+            filefmt::Header h;
+            const filefmt::Verdict v = read_verdict(e, &h);
+            if (v == filefmt::Verdict::MissPreserve) return std::nullopt;
+            if (v != filefmt::Verdict::Payload) {
+                remove_locked_entry(e, name);
+                return std::nullopt;
+            }
+            const uint64_t payload = uint64_t(e.st.st_size) - filefmt::kHeaderSize;
+            if (payload > kMostDigits) fail(CACHEKIT_EUNSUPPORTED, "incr: the value is not a decimal 64-bit integer");
+            std::string stored(size_t(payload), '\0');
+            if (posix::pread_full(e.fd.get(), stored.data(), stored.size(), off_t(filefmt::kHeaderSize)) != payload)
+                return std::nullopt;  // cut short under us: as a miss
+            std::string digits;
+            const int64_t sum = add_to_stored_integer(stored, delta, digits);
+            const uint64_t file_bytes = filefmt::kHeaderSize + digits.size();
+            if (::ftruncate(tmp.fd.get(), off_t(file_bytes)) != 0) posix::throw_errno("cannot size a temp file", errno);
+            fill_temp(std::move(tmp.fd), h.expiry, digits);  // the entry's expiry kept
+            if (::renameat(dir_.get(), tmp.name.c_str(), dir_.get(), name.c_str()) != 0)
+                posix::throw_errno("cannot rename the new cache file into place", errno);
+            account(0, 0, file_bytes, uint64_t(e.st.st_size));
+            return sum;
+        }
+        fail(CACHEKIT_ETIMEOUT, "incr kept racing with writers of the same key");
+    }
+
+    // The new file is linked under the name (link(2) fails when the name
+    // exists, so a write that wins the race is never replaced); a dead entry
+    // (expired, corrupt) in the way is removed under its lock first.
+    bool add(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override {
+        check_deadline(deadline);
+        const uint64_t expiry = expiry_for(ttl);
+        check_value_fits(value);
+        const uint64_t file_bytes = filefmt::kHeaderSize + uint64_t(value.size());
+        const std::string name = filefmt::entry_name(key);
+        Temp tmp = reserve(name, 1, file_bytes, deadline);
+        Inflight inflight{*this, tmp.name};
+        struct RemoveTemp {
+            int dir;
+            const std::string &n;
+            ~RemoveTemp() { ::unlinkat(dir, n.c_str(), 0); }  // the entry keeps its own link
+        } remove_temp{dir_.get(), tmp.name};
+        fill_temp(std::move(tmp.fd), expiry, value);
+        for (int attempt = 0; attempt < 8; ++attempt) {
+            Opened e = open_entry(name);
+            if (e.kind == Opened::Symlink) ::unlinkat(dir_.get(), name.c_str(), 0);  // planted: replaced, as set does
+            if (e.kind == Opened::Other) fail_key(CACHEKIT_EBACKEND, in_the_way(name));
+            if (e.kind == Opened::Regular) {
+                posix::flock_or_timeout(e.fd.get(), LOCK_EX, cfg_.lock_timeout, deadline, "a cache entry");
+                if (!posix::same_file_at(e.fd.get(), dir_.get(), name)) continue;
+                const filefmt::Verdict v = read_verdict(e, nullptr);
+                if (v == filefmt::Verdict::Payload || v == filefmt::Verdict::MissPreserve) return false;
+                if (::unlinkat(dir_.get(), name.c_str(), 0) == 0) account(0, 1, 0, uint64_t(e.st.st_size));
+            }
+            if (::linkat(dir_.get(), tmp.name.c_str(), dir_.get(), name.c_str(), 0) == 0) {
+                account(1, 0, file_bytes, 0);
+                return true;
+            }
+            if (errno != EEXIST) posix::throw_errno("cannot link the new cache file into place", errno);
+        }
+        fail(CACHEKIT_ETIMEOUT, "add kept racing with writers of the same key");
+    }
+
+    uint64_t delete_many(const std::vector<std::string_view> &keys, Deadline deadline) override {
+        uint64_t n = 0;
+        for (std::string_view key : keys) n += del(key, deadline) ? 1 : 0;
+        return n;
+    }
+
+private:
     // Only the header's 8 expiry bytes are rewritten, under the entry's
     // exclusive lock (the reference SDK's refresh_ttl does the same): the
     // payload and the file's other bytes stay as they are.
-    bool expire(std::string_view key, milliseconds ttl, Deadline deadline) override {
-        check_deadline(deadline);
-        const uint64_t expiry = expiry_for(Ttl(ttl));
+    bool rewrite_expiry(std::string_view key, uint64_t expiry, Deadline deadline) {
         std::string name = filefmt::entry_name(key);
         Opened e = open_entry(name);
         if (e.kind != Opened::Regular) return false;
@@ -218,6 +311,19 @@ public:
         return true;
     }
 
+    // A value this backend takes at all (set and add): its own limit, and room in 90 % of max_bytes.
+    void check_value_fits(std::string_view value) const {
+        if (value.size() > cfg_.max_value_bytes)
+            fail(CACHEKIT_ETOOBIG, "value of " + std::to_string(value.size()) + " bytes exceeds the file backend's " +
+                                       "max_value_bytes (" + std::to_string(cfg_.max_value_bytes) + ")");
+        const uint64_t file_bytes = filefmt::kHeaderSize + uint64_t(value.size());
+        if (file_bytes > pct_of(cfg_.max_bytes, 90))  // nothing is evicted for what can never fit
+            fail_key(CACHEKIT_EBUSY, "the file cache is full: an entry of " + std::to_string(file_bytes) +
+                                         " bytes cannot fit in 90 % of max_bytes (" + std::to_string(cfg_.max_bytes) +
+                                         "); not written");
+    }
+
+public:
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
                   Deadline deadline) override {
         found.assign(keys.size(), false);

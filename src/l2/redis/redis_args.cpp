@@ -16,6 +16,11 @@ size_t px_milliseconds(const Ttl &ttl, char (&ms)[24]) {
     return static_cast<size_t>(res.ptr - ms);
 }
 
+size_t decimal(int64_t delta, char (&out)[24]) {
+    auto res = std::to_chars(out, out + sizeof out, static_cast<long long>(delta));
+    return static_cast<size_t>(res.ptr - out);
+}
+
 std::string new_lock_token() {
     crypto::ensure_sodium();
     unsigned char raw[16];

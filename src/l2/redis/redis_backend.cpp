@@ -104,6 +104,82 @@ public:
         return redis_replies::integer(*reply, wire_.where(), "PEXPIRE") > 0;
     }
 
+    // The increment script by its SHA (one round trip); EVAL once when the
+    // server's script cache lacks it (first use, restart, SCRIPT FLUSH).
+    std::optional<int64_t> incr(std::string_view key, int64_t delta, Deadline deadline) override {
+        char by[24];
+        const size_t by_len = redis_args::decimal(delta, by);
+        Lease conn(pool_, deadline);
+        const char *argv[] = {"EVALSHA", redis_args::kIncrSha.data(), "1", data_or_empty(key), by};
+        size_t lens[] = {7, redis_args::kIncrSha.size(), 1, key.size(), by_len};
+        Reply reply = wire_.run(*conn, 5, argv, lens, "EVALSHA", deadline);
+        if (redis_replies::is_noscript(*reply)) {
+            argv[0] = "EVAL";
+            lens[0] = 4;
+            argv[1] = redis_args::kIncrScript.data();
+            lens[1] = redis_args::kIncrScript.size();
+            reply = wire_.run(*conn, 5, argv, lens, "EVAL", deadline);
+        }
+        return redis_replies::incremented(*reply, wire_.where());
+    }
+
+    bool add(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override {
+        char ms[24];
+        size_t ms_len = redis_args::px_milliseconds(ttl, ms);
+        Lease conn(pool_, deadline);
+        const char *argv[] = {"SET", data_or_empty(key), data_or_empty(value), "NX", "PX", ms};
+        size_t lens[] = {3, key.size(), value.size(), 2, 2, ms_len};
+        Reply reply = wire_.run(*conn, ttl ? 6 : 4, argv, lens, "SET NX", deadline);
+        return redis_replies::added(*reply, wire_.where());
+    }
+
+    // PEXPIRE; for no expiry PERSIST and EXISTS in one write (PERSIST alone
+    // answers 0 for a key that exists without a TTL).
+    bool touch(std::string_view key, Ttl ttl, Deadline deadline) override {
+        if (ttl) return expire(key, *ttl, deadline);
+        Lease conn(pool_, deadline);
+        const char *persist_argv[] = {"PERSIST", data_or_empty(key)};
+        const char *exists_argv[] = {"EXISTS", data_or_empty(key)};
+        const size_t persist_lens[] = {7, key.size()}, exists_lens[] = {6, key.size()};
+        wire_.append(*conn, 2, persist_argv, persist_lens);
+        wire_.append(*conn, 2, exists_argv, exists_lens);
+        Reply persisted = wire_.next(*conn, "PERSIST", deadline);
+        Reply exists = wire_.next(*conn, "EXISTS", deadline);  // both read before either is judged
+        redis_replies::integer(*persisted, wire_.where(), "PERSIST");
+        return redis_replies::integer(*exists, wire_.where(), "EXISTS") > 0;
+    }
+
+    // UNLINKs of up to kMgetChunk keys, all written before any reply is read.
+    uint64_t delete_many(const std::vector<std::string_view> &keys, Deadline deadline) override {
+        if (keys.empty()) return 0;
+        std::vector<const char *> argv;
+        std::vector<size_t> lens;
+        Lease conn(pool_, deadline);
+        const size_t chunks = (keys.size() + kMgetChunk - 1) / kMgetChunk;
+        for (size_t c = 0; c < chunks; ++c) {
+            const size_t begin = c * kMgetChunk, end = std::min(keys.size(), begin + kMgetChunk);
+            argv.assign(1, "UNLINK");
+            lens.assign(1, 6);
+            for (size_t i = begin; i < end; ++i) {
+                argv.push_back(data_or_empty(keys[i]));
+                lens.push_back(keys[i].size());
+            }
+            wire_.append(*conn, static_cast<int>(argv.size()), argv.data(), lens.data());
+        }
+        uint64_t deleted = 0;
+        std::string error;
+        for (size_t c = 0; c < chunks; ++c) {
+            Reply reply = wire_.next(*conn, "UNLINK", deadline);
+            std::optional<long long> n = redis_replies::integer_of(*reply);
+            if (n && *n >= 0)
+                deleted += static_cast<uint64_t>(*n);
+            else if (error.empty())
+                error = redis_replies::describe(*reply, wire_.where(), "UNLINK");
+        }
+        if (!error.empty()) fail(CACHEKIT_EBACKEND, error);
+        return deleted;
+    }
+
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
                   Deadline deadline) override {
         found.assign(keys.size(), false);

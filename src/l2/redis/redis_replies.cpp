@@ -1,5 +1,6 @@
 #include "l2/redis/redis_replies.hpp"
 
+#include <charconv>
 #include <cstdlib>
 
 #include "util/buffer.hpp"
@@ -119,6 +120,34 @@ void scan_page(const redisReply &reply, std::string_view where, ScanPage &page) 
         if (key.type != REDIS_REPLY_STRING) unexpected(key, where, "SCAN");
         page.keys.push_back(text(key));
     }
+}
+
+std::optional<int64_t> incremented(const redisReply &reply, std::string_view where) {
+    if (reply.type == REDIS_REPLY_NIL) return std::nullopt;
+    if (reply.type == REDIS_REPLY_INTEGER) return static_cast<int64_t>(reply.integer);
+    if (reply.type == REDIS_REPLY_STRING) {
+        // The stored digits: exactly a 64-bit integer, or the reply is not the script's.
+        const std::string_view digits = text(reply);
+        int64_t value = 0;
+        const char *end = digits.data() + digits.size();
+        auto parsed = std::from_chars(digits.data(), end, value);
+        if (!digits.empty() && parsed.ec == std::errc() && parsed.ptr == end) return value;
+    }
+    if (reply.type == REDIS_REPLY_ERROR) {
+        // Inside a script Redis appends where it failed: match the reason, not the whole text.
+        const std::string_view why = text(reply);
+        if (why.find("overflow") != std::string_view::npos)
+            fail(CACHEKIT_ETOOBIG, std::string(where) + ": incr: the result would not fit in a signed 64-bit integer");
+        if (why.find("not an integer") != std::string_view::npos || why.substr(0, 9) == "WRONGTYPE")
+            fail(CACHEKIT_EUNSUPPORTED, std::string(where) + ": incr: the value is not a decimal 64-bit integer");
+    }
+    unexpected(reply, where, "incr script");
+}
+
+bool added(const redisReply &reply, std::string_view where) {
+    if (reply.type == REDIS_REPLY_NIL) return false;
+    expect_ok(reply, where, "SET NX");
+    return true;
 }
 
 bool lock_taken(const redisReply &reply, std::string_view where) {

@@ -78,6 +78,15 @@ struct ScanPage {
 // Fills `page` (its key vector is reused); any other shape is EBACKEND.
 void scan_page(const redisReply &reply, std::string_view where, ScanPage &page);
 
+// The increment script's reply (redis_args::kIncrScript): the new value (the
+// stored digits, or an integer); nil (no such key) is nullopt. Redis's own refusals become the codes the C API
+// promises: a value that is no integer (or another type) CACHEKIT_EUNSUPPORTED,
+// an overflow CACHEKIT_ETOOBIG; anything else is EBACKEND.
+std::optional<int64_t> incremented(const redisReply &reply, std::string_view where);
+
+// SET key value NX PX: true = stored (+OK), false = the key exists (nil).
+bool added(const redisReply &reply, std::string_view where);
+
 // SET name token NX PX: true = taken (+OK), false = someone else holds it (nil).
 bool lock_taken(const redisReply &reply, std::string_view where);
 // The compare-and-delete script's answer: true when the token owned the lock.

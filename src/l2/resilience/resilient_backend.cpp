@@ -147,6 +147,27 @@ bool ResilientBackend::expire(std::string_view key, milliseconds ttl, Deadline d
         Op::Write, deadline, [&](Deadline d) { return inner_->expire(key, ttl, d); }, [] { return false; });
 }
 
+std::optional<int64_t> ResilientBackend::incr(std::string_view key, int64_t delta, Deadline deadline) {
+    return run(
+        Op::Admin, deadline, [&](Deadline d) { return inner_->incr(key, delta, d); },
+        [] { return std::optional<int64_t>(); });
+}
+
+bool ResilientBackend::add(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) {
+    return run(
+        Op::Write, deadline, [&](Deadline d) { return inner_->add(key, value, ttl, d); }, [] { return false; });
+}
+
+bool ResilientBackend::touch(std::string_view key, Ttl ttl, Deadline deadline) {
+    return run(
+        Op::Write, deadline, [&](Deadline d) { return inner_->touch(key, ttl, d); }, [] { return false; });
+}
+
+uint64_t ResilientBackend::delete_many(const std::vector<std::string_view> &keys, Deadline deadline) {
+    return run(
+        Op::Write, deadline, [&](Deadline d) { return inner_->delete_many(keys, d); }, [] { return uint64_t(0); });
+}
+
 void ResilientBackend::get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs,
                                 std::vector<bool> &found, Deadline deadline) {
     run(

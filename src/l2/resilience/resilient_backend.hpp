@@ -15,8 +15,9 @@
 // ...) is not. A KeyFault (l2/key_fault.hpp: one key's trouble, whatever
 // its code) is never a failure either. With fail_open, a failed or rejected read (get, exists, ttl,
 // get_many) is a miss (degraded_reads) and a failed or rejected write (set,
-// set_many, del) is skipped (skipped_writes; del reports "deleted"), and so
-// is a read or write with a KeyFault; clear, lock, unlock and other errors
+// set_many, del, add, touch, delete_many) is skipped (skipped_writes; del
+// reports "deleted", add "not stored", touch "no such key", delete_many 0),
+// and so is a read or write with a KeyFault; clear, lock, unlock, incr and other errors
 // that are not failures always propagate. Health
 // bypasses the breaker and backpressure and is never degraded. Counters are
 // atomics: exact under concurrency. Failures and recoveries of the calls
@@ -77,6 +78,12 @@ public:
     bool exists(std::string_view key, Deadline deadline) override;
     std::optional<Ttl> ttl(std::string_view key, Deadline deadline) override;
     bool expire(std::string_view key, std::chrono::milliseconds ttl, Deadline deadline) override;
+    // Never degraded (a made-up count would be wrong): an Admin call.
+    std::optional<int64_t> incr(std::string_view key, int64_t delta, Deadline deadline) override;
+    // Writes; degraded: not stored / not touched / none deleted.
+    bool add(std::string_view key, std::string_view value, Ttl ttl, Deadline deadline) override;
+    bool touch(std::string_view key, Ttl ttl, Deadline deadline) override;
+    uint64_t delete_many(const std::vector<std::string_view> &keys, Deadline deadline) override;
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
                   Deadline deadline) override;
     void set_many(const std::vector<KeyValue> &entries, Ttl ttl, Deadline deadline) override;

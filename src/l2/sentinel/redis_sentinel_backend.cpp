@@ -139,6 +139,18 @@ public:
     bool expire(std::string_view key, std::chrono::milliseconds ttl, Deadline d) override {
         return call(d, [&](Backend &b) { return b.expire(key, ttl, d); });
     }
+    std::optional<int64_t> incr(std::string_view key, int64_t delta, Deadline d) override {
+        return call(d, [&](Backend &b) { return b.incr(key, delta, d); });
+    }
+    bool add(std::string_view key, std::string_view value, Ttl ttl, Deadline d) override {
+        return call(d, [&](Backend &b) { return b.add(key, value, ttl, d); });
+    }
+    bool touch(std::string_view key, Ttl ttl, Deadline d) override {
+        return call(d, [&](Backend &b) { return b.touch(key, ttl, d); });
+    }
+    uint64_t delete_many(const std::vector<std::string_view> &keys, Deadline d) override {
+        return call(d, [&](Backend &b) { return b.delete_many(keys, d); });
+    }
     void get_many(const std::vector<std::string_view> &keys, cachekit_buf *outs, std::vector<bool> &found,
                   Deadline d) override {
         read(d, [&](Backend &b) { b.get_many(keys, outs, found, d); });

@@ -172,6 +172,11 @@ int cachekit_backend_set(cachekit_backend *backend, const void *key, size_t key_
 int cachekit_backend_delete(cachekit_backend *backend, const void *key, size_t key_len);
 int cachekit_backend_exists(cachekit_backend *backend, const void *key, size_t key_len);
 int cachekit_backend_ttl(cachekit_backend *backend, double *ttl_seconds, const void *key, size_t key_len);
+int cachekit_backend_incr(cachekit_backend *backend, int64_t *value, const void *key, size_t key_len, int64_t delta);
+int cachekit_backend_add(cachekit_backend *backend, int *added, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds);
+int cachekit_backend_touch(cachekit_backend *backend, const void *key, size_t key_len, double ttl_seconds);
+int cachekit_backend_delete_many(cachekit_backend *backend, uint64_t *deleted, const void *const *keys, const size_t *key_lens, size_t count);
+int cachekit_backend_delete_many_packed(cachekit_backend *backend, uint64_t *deleted, const void *keys, const size_t *key_offsets, size_t count);
 int cachekit_backend_get_many(cachekit_backend *backend, cachekit_buf *outs, int *results, const void *const *keys, const size_t *key_lens, size_t count);
 int cachekit_backend_set_many(cachekit_backend *backend, const void *const *keys, const size_t *key_lens, const void *const *values, const size_t *value_lens, size_t count, double ttl_seconds);
 int cachekit_backend_get_many_packed(cachekit_backend *backend, cachekit_buf *values_out, size_t *value_offsets, int *results, const void *keys, const size_t *key_offsets, size_t count);
@@ -365,6 +370,11 @@ int cachekit_backend_set_ex(cachekit_backend *backend, const void *key, size_t k
 int cachekit_backend_delete_ex(cachekit_backend *backend, const void *key, size_t key_len, cachekit_error *err);
 int cachekit_backend_exists_ex(cachekit_backend *backend, const void *key, size_t key_len, cachekit_error *err);
 int cachekit_backend_ttl_ex(cachekit_backend *backend, double *ttl_seconds, const void *key, size_t key_len, cachekit_error *err);
+int cachekit_backend_incr_ex(cachekit_backend *backend, int64_t *value, const void *key, size_t key_len, int64_t delta, cachekit_error *err);
+int cachekit_backend_add_ex(cachekit_backend *backend, int *added, const void *key, size_t key_len, const void *value, size_t value_len, double ttl_seconds, cachekit_error *err);
+int cachekit_backend_touch_ex(cachekit_backend *backend, const void *key, size_t key_len, double ttl_seconds, cachekit_error *err);
+int cachekit_backend_delete_many_ex(cachekit_backend *backend, uint64_t *deleted, const void *const *keys, const size_t *key_lens, size_t count, cachekit_error *err);
+int cachekit_backend_delete_many_packed_ex(cachekit_backend *backend, uint64_t *deleted, const void *keys, const size_t *key_offsets, size_t count, cachekit_error *err);
 int cachekit_backend_get_many_ex(cachekit_backend *backend, cachekit_buf *outs, int *results, const void *const *keys, const size_t *key_lens, size_t count, cachekit_error *err);
 int cachekit_backend_set_many_ex(cachekit_backend *backend, const void *const *keys, const size_t *key_lens, const void *const *values, const size_t *value_lens, size_t count, double ttl_seconds, cachekit_error *err);
 int cachekit_backend_get_many_packed_ex(cachekit_backend *backend, cachekit_buf *values_out, size_t *value_offsets, int *results, const void *keys, const size_t *key_offsets, size_t count, cachekit_error *err);

@@ -433,6 +433,52 @@ class Backend:
         _check(rc, err)
         return float(out[0])
 
+    def incr(self, key: bytes | str, delta: int = 1) -> Optional[int]:
+        """Add `delta` to the integer stored as decimal digits, atomically and in one round
+        trip (a script on Redis), its TTL kept: the new value, or None when the key does not
+        exist (nothing is created). A value that is no 64-bit integer raises the EUNSUPPORTED
+        error (InteropError), a result past 64 bits the ETOOBIG one (ValueTooLargeError)."""
+        k = key.encode() if isinstance(key, str) else key
+        if not -(1 << 63) <= delta < (1 << 63):
+            raise OverflowError(f"incr: delta {delta} does not fit in a signed 64-bit integer")
+        err = _new_err()
+        out = ffi.new("int64_t *")
+        rc = lib.cachekit_backend_incr_ex(self._h, out, k, len(k), delta, err)
+        if rc == ENOTFOUND:
+            return None
+        _check(rc, err)
+        return int(out[0])
+
+    def add(self, key: bytes | str, value: bytes, ttl: float = 0.0) -> bool:
+        """Store only if the key does not exist (SET NX PX on Redis): True when stored."""
+        k = key.encode() if isinstance(key, str) else key
+        err = _new_err()
+        added = ffi.new("int *")
+        _check(lib.cachekit_backend_add_ex(self._h, added, k, len(k), value, len(value), float(ttl), err), err)
+        return bool(added[0])
+
+    def touch(self, key: bytes | str, ttl: float = 0.0) -> bool:
+        """A new TTL from now for an existing key (0: no expiry), its value left alone: True
+        when the key existed."""
+        k = key.encode() if isinstance(key, str) else key
+        err = _new_err()
+        rc = lib.cachekit_backend_touch_ex(self._h, k, len(k), float(ttl), err)
+        if rc == ENOTFOUND:
+            return False
+        _check(rc, err)
+        return True
+
+    def delete_many(self, keys: list[bytes]) -> int:
+        """Delete the keys in one round trip (UNLINK on Redis, one per slot on a cluster):
+        how many existed."""
+        if not keys:
+            return 0
+        packed, key_offsets = self._packed(keys)
+        err = _new_err()
+        deleted = ffi.new("uint64_t *")
+        _check(lib.cachekit_backend_delete_many_packed_ex(self._h, deleted, packed, key_offsets, len(keys), err), err)
+        return int(deleted[0])
+
     @staticmethod
     def _packed(items: list[bytes]) -> tuple[bytes, Any]:
         offsets = ffi.new("size_t[]", len(items) + 1)

@@ -13,26 +13,32 @@ under this cache's namespace, so clear() deletes this cache's keys only.
 Django makes a cache object per thread (and per request in async code): they all use
 one raw backend handle per (LOCATION, OPTIONS) and per process, so connections do not
 climb with requests, and a forked worker opens its own rather than using its parent's.
+
+The async methods (aget, aset, ...) run the blocking calls on this module's own
+threads (one pool per process, "cachekit-django"), concurrently, not through asgiref's
+sync_to_async, which puts every call of the process on one thread.
 """
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
 import pickle
 import threading
-import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Optional
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
 from django.core.exceptions import ImproperlyConfigured
 
-from cachekit._core import TLS_KEYWORDS, Backend
+from cachekit._core import TLS_KEYWORDS, Backend, CacheKitError, lib
 
 __all__ = ["CacheKitCache"]
 
 # OPTIONS this backend reads; MAX_ENTRIES and CULL_FREQUENCY are BaseCache's (read and
 # ignored, as Django's Redis backend ignores them: the server evicts).
 _BACKEND_OPTIONS = {"COMMAND_TIMEOUT_MS", "CONNECT_TIMEOUT_MS", "TLS"}
-_OWN_OPTIONS = {"NAMESPACE", "PICKLE_PROTOCOL", "LOCK_HOLD_MS", "LOCK_WAIT_MS"}
+_OWN_OPTIONS = {"NAMESPACE", "PICKLE_PROTOCOL"}
 _BASE_OPTIONS = {"MAX_ENTRIES", "CULL_FREQUENCY"}
 
 # One raw Backend per (LOCATION, backend OPTIONS) and per process.
@@ -40,15 +46,19 @@ _handles: dict[tuple, Backend] = {}
 _handles_lock = threading.Lock()
 _handles_pid = os.getpid()
 _inherited: list[Backend] = []  # a forked child's copies of its parent's handles: kept, never freed
+# The threads of the async methods (per process: a forked child's pool has no threads).
+_ASYNC_WORKERS = 8
+_pool: Optional[ThreadPoolExecutor] = None
 
 
 def _forget_inherited() -> None:
     """In a forked child: the parent's handles are not used (their sockets are the
     parent's) nor freed (freeing may touch them); each configuration opens anew."""
-    global _handles_pid
+    global _handles_pid, _pool
     _inherited.extend(_handles.values())
     _handles.clear()
     _handles_pid = os.getpid()
+    _pool = None  # the parent's threads do not exist here; never shut down from the child
 
 
 def _after_fork_in_child() -> None:  # pragma: no cover - fork only
@@ -75,6 +85,16 @@ def _shared_backend(location: str, options: dict[str, Any]) -> Backend:
                         connect_timeout_ms=int(options.get("CONNECT_TIMEOUT_MS", 0)), fail_closed=True, **tls)
             _handles[ident] = h
         return h
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _handles_lock:
+        if _handles_pid != os.getpid():
+            _forget_inherited()
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=_ASYNC_WORKERS, thread_name_prefix="cachekit-django")
+        return _pool
 
 
 def open_handles() -> int:
@@ -106,13 +126,10 @@ class CacheKitCache(BaseCache):
         self._location = str(server)
         self._options = options
         self._protocol = int(options.get("PICKLE_PROTOCOL", pickle.HIGHEST_PROTOCOL))
-        self._lock_hold_ms = int(options.get("LOCK_HOLD_MS", 5000))
-        self._lock_wait = int(options.get("LOCK_WAIT_MS", 5000)) / 1000.0
         namespace = str(options.get("NAMESPACE", "django"))
         # The storage prefix: the namespace and KEY_PREFIX, KEY_PREFIX's length first, so that no
         # cache's prefix is the start of another's ("a" and "a:b" are "django:1:a:" and "django:3:a:b:").
         self._prefix = f"{namespace}:{len(self.key_prefix)}:{self.key_prefix}:".encode()
-        self._lock_prefix = f"{namespace}:lock:{len(self.key_prefix)}:{self.key_prefix}:".encode()
         self._backend_handle: Optional[Backend] = None
         self._backend_pid = 0
 
@@ -151,9 +168,6 @@ class CacheKitCache(BaseCache):
     def _core_ttl(seconds: Optional[float]) -> float:
         return 0.0 if seconds is None else seconds  # the core's 0: no expiry
 
-    def _locked(self, key: bytes) -> "_KeyLock":
-        return _KeyLock(self._backend, self._lock_prefix + key, self._lock_hold_ms, self._lock_wait)
-
     # -- the cache API ------------------------------------------------------------
 
     def get(self, key: Any, default: Any = None, version: Optional[int] = None) -> Any:
@@ -169,26 +183,20 @@ class CacheKitCache(BaseCache):
         self._backend.set(k, self._encode(value), self._core_ttl(ttl))
 
     def add(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Optional[int] = None) -> bool:
+        """One round trip (SET NX PX on Redis): exactly one of concurrent adds wins."""
         k = self._key(key, version)
         ttl = self.get_backend_timeout(timeout)
-        with self._locked(k):
-            if self._backend.exists(k):
-                return False
-            if ttl != 0:  # add with timeout 0 answers as if it stored, and stores nothing (Django's Redis backend)
-                self._backend.set(k, self._encode(value), self._core_ttl(ttl))
-            return True
+        if ttl == 0:  # answers as if it stored, and stores nothing (Django's Redis backend)
+            return not self._backend.exists(k)
+        return self._backend.add(k, self._encode(value), self._core_ttl(ttl))
 
     def touch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: Optional[int] = None) -> bool:
+        """One round trip: PEXPIRE, or PERSIST for no expiry; a timeout of 0 deletes."""
         k = self._key(key, version)
         ttl = self.get_backend_timeout(timeout)
-        with self._locked(k):
-            if ttl == 0:
-                return self._backend.delete(k)
-            data = self._backend.get(k)
-            if data is None:
-                return False
-            self._backend.set(k, data, self._core_ttl(ttl))  # the core has no EXPIRE: the value is rewritten
-            return True
+        if ttl == 0:
+            return self._backend.delete(k)
+        return self._backend.touch(k, self._core_ttl(ttl))
 
     def delete(self, key: Any, version: Optional[int] = None) -> bool:
         return self._backend.delete(self._key(key, version))
@@ -217,23 +225,26 @@ class CacheKitCache(BaseCache):
         return []  # Django's contract: the keys that failed to be stored (none: a failure raises)
 
     def delete_many(self, keys: Iterable[Any], version: Optional[int] = None) -> None:
-        for key in keys:  # the core has no multi-key delete yet: one DEL per key
-            self._backend.delete(self._key(key, version))
+        stored = [self._key(key, version) for key in keys]
+        if stored:
+            self._backend.delete_many(stored)  # one round trip (UNLINK; one per slot on a cluster)
 
     def incr(self, key: Any, delta: int = 1, version: Optional[int] = None) -> Any:
-        """Not one round trip (the core has no increment): lock, GET, TTL, SET, unlock.
-        Atomic with respect to other incr/decr/add/touch of this backend, not to a plain set."""
+        """One round trip, atomic on the server (a script running INCRBY on a key that
+        exists), the entry's TTL kept. A missing key is ValueError (as in Django); a value
+        that is not an integer of 64 bits is TypeError, a result past 64 bits OverflowError."""
         k = self._key(key, version)
-        with self._locked(k):
-            data = self._backend.get(k)
-            if data is None:
-                raise ValueError(f"Key '{key}' not found")
-            new_value = self._decode(data) + delta
-            left = self._backend.ttl(k)
-            if left is None:  # expired between the GET and the TTL
-                raise ValueError(f"Key '{key}' not found")
-            self._backend.set(k, self._encode(new_value), 0.0 if left < 0 else max(left, 0.001))
-            return new_value
+        try:
+            value = self._backend.incr(k, delta)
+        except CacheKitError as e:
+            if e.code == lib.CACHEKIT_EUNSUPPORTED:
+                raise TypeError(f"Key '{key}' does not hold an integer of 64 bits: cannot increment it") from e
+            if e.code == lib.CACHEKIT_ETOOBIG:
+                raise OverflowError(f"Key '{key}': the result would not fit in a signed 64-bit integer") from e
+            raise
+        if value is None:
+            raise ValueError(f"Key '{key}' not found")
+        return value
 
     def decr(self, key: Any, delta: int = 1, version: Optional[int] = None) -> Any:
         return self.incr(key, -delta, version)
@@ -246,32 +257,63 @@ class CacheKitCache(BaseCache):
         else:
             self._backend.clear_prefix(self._prefix)
 
+    # -- async: the methods above on this module's threads -----------------------
+
+    async def _off_loop(self, method: Any, *args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(_executor(), functools.partial(method, *args, **kwargs))
+
+    async def aget(self, key: Any, default: Any = None, version: Optional[int] = None) -> Any:
+        return await self._off_loop(self.get, key, default, version)
+
+    async def aset(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Optional[int] = None) -> None:
+        return await self._off_loop(self.set, key, value, timeout, version)
+
+    async def aadd(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Optional[int] = None) -> bool:
+        return await self._off_loop(self.add, key, value, timeout, version)
+
+    async def atouch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: Optional[int] = None) -> bool:
+        return await self._off_loop(self.touch, key, timeout, version)
+
+    async def adelete(self, key: Any, version: Optional[int] = None) -> bool:
+        return await self._off_loop(self.delete, key, version)
+
+    async def ahas_key(self, key: Any, version: Optional[int] = None) -> bool:
+        return await self._off_loop(self.has_key, key, version)
+
+    async def aget_many(self, keys: Iterable[Any], version: Optional[int] = None) -> dict[Any, Any]:
+        return await self._off_loop(self.get_many, list(keys), version)
+
+    async def aset_many(self, data: dict[Any, Any], timeout: Any = DEFAULT_TIMEOUT,
+                        version: Optional[int] = None) -> list[Any]:
+        return await self._off_loop(self.set_many, data, timeout, version)
+
+    async def adelete_many(self, keys: Iterable[Any], version: Optional[int] = None) -> None:
+        return await self._off_loop(self.delete_many, list(keys), version)
+
+    async def aincr(self, key: Any, delta: int = 1, version: Optional[int] = None) -> Any:
+        return await self._off_loop(self.incr, key, delta, version)
+
+    async def adecr(self, key: Any, delta: int = 1, version: Optional[int] = None) -> Any:
+        return await self._off_loop(self.incr, key, -delta, version)
+
+    async def aclear(self) -> None:
+        return await self._off_loop(self.clear)
+
+    async def aget_or_set(self, key: Any, default: Any, timeout: Any = DEFAULT_TIMEOUT,
+                          version: Optional[int] = None) -> Any:
+        """BaseCache.get_or_set's steps on the async methods above; a callable default
+        runs on the event loop's thread, as in BaseCache.aget_or_set."""
+        value = await self.aget(key, self._missing_key, version=version)
+        if value is not self._missing_key:
+            return value
+        if callable(default):
+            default = default()
+        await self.aadd(key, default, timeout=timeout, version=version)
+        return await self.aget(key, default, version=version)
+
     def close(self, **kwargs: Any) -> None:
         """Django calls this at the end of every request: the shared handle stays open
         (one per configuration and process), so the next request does not reconnect."""
         self._backend_handle = None
 
-
-class _KeyLock:
-    """The backend's token lock on `name` (SET NX PX on Redis), waited for up to `wait` s."""
-
-    def __init__(self, backend: Backend, name: bytes, hold_ms: int, wait: float) -> None:
-        self._backend, self._name, self._hold_ms, self._wait = backend, name, hold_ms, wait
-        self._token: Optional[bytes] = None
-
-    def __enter__(self) -> "_KeyLock":
-        deadline = time.monotonic() + self._wait
-        pause = 0.001
-        while True:
-            self._token = self._backend.lock(self._name, self._hold_ms)
-            if self._token is not None:
-                return self
-            if time.monotonic() >= deadline:
-                raise TimeoutError(f"cachekit.django: the lock on {self._name!r} is still held after {self._wait} s")
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._token is not None:
-            self._backend.unlock(self._name, self._token)
-            self._token = None

@@ -220,3 +220,76 @@ def test_raw_backend_byte_calls(where, request):
         b.clear_prefix(b"p:")
         b.delete(b"q:c")
         b.close()
+
+
+@pytest.mark.parametrize("where", ["memory", "file", "redis"])
+def test_raw_backend_counter_calls(where, request, tmp_path):
+    """incr/add/touch/delete_many: one core call each (the Django backend's incr, add,
+    touch and delete_many), with the core's codes for a missing key and a non-integer."""
+    from cachekit._core import CacheKitError
+    if where == "memory":
+        url = "memory://"
+    elif where == "file":
+        url = f"file://{tmp_path}/counters"
+    else:
+        url = request.getfixturevalue("redis_server").url
+    b = Backend(url, fail_closed=True)
+    try:
+        b.delete_many([b"c:n", b"c:a", b"c:t"])
+        assert b.incr(b"c:n") is None and not b.exists(b"c:n")
+        b.set(b"c:n", b"10", 100)
+        assert b.incr(b"c:n", 5) == 15
+        assert b.incr(b"c:n", -20) == -5
+        assert b.get(b"c:n") == b"-5"
+        assert 90 <= b.ttl(b"c:n") <= 100
+        b.set(b"c:n", b"\x80pickle")
+        with pytest.raises(CacheKitError) as e:
+            b.incr(b"c:n")
+        assert e.value.code == lib.CACHEKIT_EUNSUPPORTED
+        b.set(b"c:n", str(2**63 - 1).encode())
+        with pytest.raises(CacheKitError) as e:
+            b.incr(b"c:n")
+        assert e.value.code == lib.CACHEKIT_ETOOBIG
+        with pytest.raises(OverflowError):
+            b.incr(b"c:n", 2**63)
+        assert b.add(b"c:a", b"first", 100) is True
+        assert b.add(b"c:a", b"second") is False
+        assert b.get(b"c:a") == b"first"
+        assert b.touch(b"c:a", 0) is True and b.ttl(b"c:a") == -1.0
+        assert b.touch(b"c:a", 30) is True and 25 <= b.ttl(b"c:a") <= 30
+        assert b.touch(b"c:t", 30) is False
+        assert b.delete_many([b"c:n", b"c:a", b"c:t"]) == 2
+        assert b.delete_many([]) == 0
+        assert not b.exists(b"c:n") and not b.exists(b"c:a")
+    finally:
+        b.close()
+
+
+def _calls(srv, command: str) -> int:
+    info = srv.command("INFO", "commandstats")
+    info = info.decode() if isinstance(info, bytes) else info
+    field = f"cmdstat_{command}:calls="
+    at = info.find(field)
+    return 0 if at < 0 else int(info[at + len(field):].split(",", 1)[0])
+
+
+def test_raw_backend_counter_calls_are_one_command(redis_server):
+    """What the server saw (INFO commandstats): one EVALSHA per incr once the script is
+    cached, one SET per add, one PEXPIRE per touch, one UNLINK per delete_many."""
+    b = Backend(redis_server.url, fail_closed=True)
+    try:
+        b.set(b"oc:n", b"1")
+        assert b.incr(b"oc:n") == 2  # caches the script
+        redis_server.command("CONFIG", "RESETSTAT")
+        for _ in range(3):
+            b.incr(b"oc:n")
+        assert b.add(b"oc:a", b"v") is True
+        assert b.touch(b"oc:a", 10) is True
+        assert b.delete_many([b"oc:n", b"oc:a", b"oc:none"]) == 2
+        assert _calls(redis_server, "evalsha") == 3
+        assert _calls(redis_server, "eval") == 0 and _calls(redis_server, "incrby") == 3
+        assert _calls(redis_server, "set") == 1
+        assert _calls(redis_server, "pexpire") == 1
+        assert _calls(redis_server, "unlink") == 1 and _calls(redis_server, "del") == 0
+    finally:
+        b.close()

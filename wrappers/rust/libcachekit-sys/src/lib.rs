@@ -531,6 +531,42 @@ extern "C" {
     ) -> c_int;
     pub fn cachekit_backend_delete(backend: *mut cachekit_backend, key: *const c_void, key_len: usize) -> c_int;
     pub fn cachekit_backend_exists(backend: *mut cachekit_backend, key: *const c_void, key_len: usize) -> c_int;
+    pub fn cachekit_backend_incr(
+        backend: *mut cachekit_backend,
+        value: *mut i64,
+        key: *const c_void,
+        key_len: usize,
+        delta: i64,
+    ) -> c_int;
+    pub fn cachekit_backend_add(
+        backend: *mut cachekit_backend,
+        added: *mut c_int,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+    ) -> c_int;
+    pub fn cachekit_backend_touch(
+        backend: *mut cachekit_backend,
+        key: *const c_void,
+        key_len: usize,
+        ttl_seconds: f64,
+    ) -> c_int;
+    pub fn cachekit_backend_delete_many(
+        backend: *mut cachekit_backend,
+        deleted: *mut u64,
+        keys: *const *const c_void,
+        key_lens: *const usize,
+        count: usize,
+    ) -> c_int;
+    pub fn cachekit_backend_delete_many_packed(
+        backend: *mut cachekit_backend,
+        deleted: *mut u64,
+        keys: *const c_void,
+        key_offsets: *const usize,
+        count: usize,
+    ) -> c_int;
     pub fn cachekit_backend_ttl(
         backend: *mut cachekit_backend,
         ttl_seconds: *mut f64,
@@ -945,6 +981,47 @@ extern "C" {
         backend: *mut cachekit_backend,
         key: *const c_void,
         key_len: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_incr_ex(
+        backend: *mut cachekit_backend,
+        value: *mut i64,
+        key: *const c_void,
+        key_len: usize,
+        delta: i64,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_add_ex(
+        backend: *mut cachekit_backend,
+        added: *mut c_int,
+        key: *const c_void,
+        key_len: usize,
+        value: *const c_void,
+        value_len: usize,
+        ttl_seconds: f64,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_touch_ex(
+        backend: *mut cachekit_backend,
+        key: *const c_void,
+        key_len: usize,
+        ttl_seconds: f64,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_delete_many_ex(
+        backend: *mut cachekit_backend,
+        deleted: *mut u64,
+        keys: *const *const c_void,
+        key_lens: *const usize,
+        count: usize,
+        err: *mut cachekit_error,
+    ) -> c_int;
+    pub fn cachekit_backend_delete_many_packed_ex(
+        backend: *mut cachekit_backend,
+        deleted: *mut u64,
+        keys: *const c_void,
+        key_offsets: *const usize,
+        count: usize,
         err: *mut cachekit_error,
     ) -> c_int;
     pub fn cachekit_backend_ttl_ex(

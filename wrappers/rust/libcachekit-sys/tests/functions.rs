@@ -48,6 +48,11 @@ fn every_function_links() {
         cachekit_backend_set as *const (),
         cachekit_backend_delete as *const (),
         cachekit_backend_exists as *const (),
+        cachekit_backend_incr as *const (),
+        cachekit_backend_add as *const (),
+        cachekit_backend_touch as *const (),
+        cachekit_backend_delete_many as *const (),
+        cachekit_backend_delete_many_packed as *const (),
         cachekit_backend_ttl as *const (),
         cachekit_backend_get_many as *const (),
         cachekit_backend_set_many as *const (),
@@ -120,6 +125,11 @@ fn every_function_links() {
         cachekit_backend_set_ex as *const (),
         cachekit_backend_delete_ex as *const (),
         cachekit_backend_exists_ex as *const (),
+        cachekit_backend_incr_ex as *const (),
+        cachekit_backend_add_ex as *const (),
+        cachekit_backend_touch_ex as *const (),
+        cachekit_backend_delete_many_ex as *const (),
+        cachekit_backend_delete_many_packed_ex as *const (),
         cachekit_backend_ttl_ex as *const (),
         cachekit_backend_get_many_ex as *const (),
         cachekit_backend_set_many_ex as *const (),
@@ -165,6 +175,6 @@ fn every_function_links() {
         cachekit_backend_health_get_ex as *const (),
         cachekit_cache_health_get_ex as *const (),
     ];
-    assert_eq!(symbols.len(), 159);
+    assert_eq!(symbols.len(), 169);
     assert!(symbols.iter().all(|p| !p.is_null()));
 }
