@@ -24,7 +24,17 @@ if [[ -z $go_bin ]]; then
 fi
 export PATH="$(dirname "$go_bin"):$PATH"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+modcache=$("$go_bin" env GOMODCACHE)
+# Each tree is its own version: drop it from the shared module cache at the
+# end (read-only files there), so the cache does not grow by a copy a run.
+cleanup() {
+    if [[ -n ${version:-} ]]; then
+        chmod -R u+w "$modcache/$module_path@$version" 2>/dev/null
+        rm -rf "$modcache/$module_path@$version" "$modcache/cache/download/$module_path/@v/$version".*
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 fail() { n=$((n + 1)); echo "not ok $n - $*"; echo "1..$n"; exit 1; }
@@ -39,6 +49,7 @@ timed() {
     return $rc
 }
 echo "# go: $("$go_bin" version); GOPROXY=$("$go_bin" env GOPROXY); GOCACHE=$("$go_bin" env GOCACHE)"
+cold=$([[ -z $(ls -A "$("$go_bin" env GOCACHE)" 2>/dev/null) ]] && echo "cold: GOCACHE was empty" || echo "GOCACHE as found")
 
 # The zip tool, from its go.sum: also the probe of the proxy.
 if ! timed "$work/modzip.log" "$go_bin" build -C "$src/tests/packaging/go_module/modzip" -mod=readonly \
@@ -79,7 +90,6 @@ pkg-config --exists cachekit 2>/dev/null && echo "# note: pkg-config finds a cac
 timed "$work/get.log" "$go_bin" get "$module_path@$version" ||
     { cat "$work/get.log"; fail "go get $module_path@$version"; }
 ok "go get $module_path@$version (${took} s)"
-cold=$([[ -z $(ls -A "$("$go_bin" env GOCACHE)" 2>/dev/null) ]] && echo cold || echo "GOCACHE as found")
 timed "$work/build.log" "$go_bin" build -p 2 -o "$work/consumer-bin" . ||
     { cat "$work/build.log"; fail "go build of the consumer (the bundled core compiled by cgo)"; }
 ok "go build -p 2: the bundled core and the consumer (${took} s, $cold)"
