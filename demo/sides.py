@@ -119,7 +119,7 @@ def go_side(build_dir: str, out_dir: str) -> list[str]:
     env["CGO_ENABLED"] = "1"
     # Go's build cache does not key a cgo package on pkg-config's answer: name the library dir.
     env["CGO_LDFLAGS"] = f"-L{os.path.join(build_dir, 'src')} " + env.get("CGO_LDFLAGS", "-O2 -g")
-    env["GOFLAGS"] = "-mod=readonly"
+    env["GOFLAGS"] = "-mod=readonly -tags=cachekit_system"  # this build's library, not the bundled core
     exe = os.path.join(out_dir, "get_user_go")
     run_build([go, "build", "-o", exe, "."], os.path.join(HERE, "go"), env, "go build",
               "the Go module proxy cannot be reached for the pinned modules (demo/go/go.sum)")

@@ -26,7 +26,9 @@ export LD_LIBRARY_PATH="$build/src${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # package cached by another build tree (same sources) links with that tree's
 # -L, which may be gone.
 export CGO_LDFLAGS="-L$build/src ${CGO_LDFLAGS:--O2 -g}"
-export GOFLAGS="-mod=readonly${GOFLAGS:+ $GOFLAGS}"
+# The installed-library build (cachekit_system): this tree's library, not a
+# second compile of the core by cgo (tests/packaging/go_module.sh builds that).
+export GOFLAGS="-mod=readonly -tags=cachekit_system${GOFLAGS:+ $GOFLAGS}"
 export CGO_ENABLED=1
 if [[ -z "${CACHEKIT_VECTORS_DIR:-}" && -n "${CACHEKIT_VECTORS_DIR_DEFAULT:-}" ]]; then
     export CACHEKIT_VECTORS_DIR="$CACHEKIT_VECTORS_DIR_DEFAULT"

@@ -1,7 +1,11 @@
 package cachekit
 
 /*
-#cgo pkg-config: cachekit
+// Bundled (default): the core is compiled from internal/core (bundled.go);
+// its headers are here. With -tags cachekit_system: the installed library,
+// and pkg-config's failure shows the hint in its command line.
+#cgo !cachekit_system CFLAGS: -I${SRCDIR}/internal/core/include -I${SRCDIR}/internal/core/gen
+#cgo cachekit_system pkg-config: "--define-variable=cachekit_hint=the cachekit_system build tag links an installed libcachekit: install it with its cachekit.pc, or set PKG_CONFIG_PATH to the directory holding cachekit.pc, or build without the tag to compile the bundled core" cachekit
 #include <stdlib.h>
 #include <cachekit/cachekit.h>
 

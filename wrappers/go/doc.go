@@ -1,12 +1,15 @@
 // Package cachekit is the Go binding of libcachekit: an L1 (in-process) and
 // L2 (Redis, a shared directory, process memory) cache with single-flight
 // loads, stale-while-revalidate, integrity checks and encryption, behind
-// the library's C API (cgo, `#cgo pkg-config: cachekit`). Its entries are
+// the library's C API (cgo). Its entries are
 // the ones the Python and Rust bindings read and write: a Go service and a
 // Python one calling users/get_user(42) share one cached result.
 //
-// It builds with cgo (CGO_ENABLED=1 and a C compiler) against a libcachekit
-// that pkg-config finds (`pkg-config --modversion cachekit`).
+// It builds with cgo (CGO_ENABLED=1, a C and a C++20 compiler). By default
+// it compiles the library's core itself (internal/core; the core's -dev
+// packages: lz4, xxhash, libsodium, hiredis, openssl, msgpack-cxx) and links
+// it statically; with the build tag cachekit_system it links an installed
+// libcachekit that pkg-config finds (`pkg-config --modversion cachekit`).
 //
 // # A cached function
 //

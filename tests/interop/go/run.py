@@ -33,7 +33,9 @@ def main() -> int:
     libdir = os.path.join(a.build_dir, "src")
     # CGO_LDFLAGS names the library dir too: Go's build cache does not key a cgo package on
     # pkg-config's answer, so a package cached by another build tree would link with its -L.
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", CGO_ENABLED="1", GOFLAGS="-mod=readonly",
+    # -tags=cachekit_system: this build tree's library, not the module's bundled core.
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", CGO_ENABLED="1",
+               GOFLAGS="-mod=readonly -tags=cachekit_system",
                CGO_LDFLAGS=f"-L{libdir} " + os.environ.get("CGO_LDFLAGS", "-O2 -g"),
                PKG_CONFIG_PATH=os.pathsep.join([os.path.join(a.build_dir, "meson-uninstalled")] +
                                                ([os.environ["PKG_CONFIG_PATH"]] if os.environ.get("PKG_CONFIG_PATH") else [])),

@@ -105,7 +105,8 @@ def main() -> int:
     if not shutil.which("redis-server"):
         pyvenv.skip("redis-server is not installed")
     rust = build_rust_interop(build_dir, a.target_dir)
-    env = pyvenv.clean_env(LD_LIBRARY_PATH=lib_dir, PKG_CONFIG_PATH=pc_dir, CGO_ENABLED="1", GOFLAGS="-mod=readonly",
+    env = pyvenv.clean_env(LD_LIBRARY_PATH=lib_dir, PKG_CONFIG_PATH=pc_dir, CGO_ENABLED="1",
+                           GOFLAGS="-mod=readonly -tags=cachekit_system",  # the tree's library, not the bundled core
                            CGO_LDFLAGS=f"-L{lib_dir} -O2 -g")  # see go/run.py: the build cache ignores pkg-config
     os.makedirs(out, exist_ok=True)
     peer = build_peer(os.path.join(HERE, "peer"), os.path.join(out, "go-rust-peer"), env)
