@@ -152,9 +152,11 @@ fn bundled() -> Vec<PathBuf> {
         .flag("-std=c++20")
         .include(&out_include)
         .include(&src)
-        .define("CACHEKIT_BUILDING_LIBRARY", None)
-        .define("MSGPACK_NO_BOOST", None)
-        .define("CACHEKIT_HAVE_HIREDIS", None)
+        // src/meson.build's core_args, hiredis found. As -D flags: the docs suite reads a
+        // quoted CACHEKIT_ name in a build script as an environment variable.
+        .flag("-DCACHEKIT_BUILDING_LIBRARY")
+        .flag("-DMSGPACK_NO_BOOST")
+        .flag("-DCACHEKIT_HAVE_HIREDIS")
         // As meson's gnu_symbol_visibility: 'hidden': the C API is marked for export.
         .flag("-fvisibility=hidden")
         .flag_if_supported("-Wno-missing-field-initializers")
