@@ -40,6 +40,11 @@ t_start=$SECONDS
 # A failed cargo step: a skip when the registry cannot be reached, else a failure.
 cargo_failed() {
   local what=$1 log=$2
+  # A stale lock file is ours to fix, not the network's (its message says "network" too).
+  if grep -q "because --locked was passed" "$log"; then
+    tail -20 "$log" | sed 's/^/# /'
+    fail "$what: wrappers/rust/Cargo.lock is out of date (cargo update -p <crate>, commit it)"
+  fi
   if grep -qiE "failed to (download|get|query|fetch|load source)|could not resolve|network|timed out|spurious|connect" "$log" &&
     ! grep -qE "^error(\[E[0-9]+\])?: (could not compile|linking with)" "$log"; then
     tail -20 "$log" | sed 's/^/# /'
@@ -61,12 +66,23 @@ if [ -n "$target_dir" ]; then mkdir -p "$target_dir" && target_dir=$(cd "$target
 # 1. --no-verify: verifying would build each crate once more in target/package (the
 # core a second time, minutes on 2 cores); step 3 is the stronger check: a project of
 # the user's, outside the workspace, built from the unpacked files alone.
-# With a shared target dir the crates unpack to a fixed folder beside it, so a rerun
-# finds the core's objects fresh (tar keeps the files' times) instead of compiling a
-# package at a new path; a temp folder otherwise. Either way outside every workspace.
+# With a shared target dir the crates land in a fixed folder beside it, so a rerun
+# finds the core's objects fresh instead of compiling a package at a new path; a temp
+# folder otherwise. Either way outside every workspace. The .crate's files all carry
+# one fixed time, so sync_tree copies only the files whose bytes changed (new times:
+# cargo rebuilds what they touch) and keeps the others' times (fresh).
 crates=${target_dir:+$target_dir/packaged-crates}
 crates=${crates:-$work/crates}
-rm -rf "$crates"
+sync_tree() {
+  local from=$1 to=$2 rel
+  mkdir -p "$to"
+  (cd "$from" && find . -type f) | while read -r rel; do
+    cmp -s "$from/$rel" "$to/$rel" || { mkdir -p "$(dirname "$to/$rel")" && cp "$from/$rel" "$to/$rel"; }
+  done
+  (cd "$to" && find . -type f) | while read -r rel; do
+    [ -f "$from/$rel" ] || rm -f "$to/$rel"
+  done
+}
 allow=()
 [ "${CACHEKIT_PACKAGE_ALLOW_DIRTY:-0}" = 1 ] && allow=(--allow-dirty)
 t=$SECONDS
@@ -75,13 +91,13 @@ t=$SECONDS
   >"$work/package.log" 2>&1) || cargo_failed "cargo package of the three crates" "$work/package.log"
 timings+=("cargo package (3 crates): $((SECONDS - t)) s")
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$src/wrappers/rust/Cargo.toml" | head -1)
-mkdir -p "$crates"
+mkdir -p "$crates" "$work/unpacked"
 for crate in libcachekit-sys libcachekit-macros libcachekit; do
   file=$work/package-target/package/$crate-$version.crate
   [ -f "$file" ] || fail "cargo package wrote $crate-$version.crate"
   echo "# $crate-$version.crate: $(stat -c %s "$file") bytes, $(tar tzf "$file" | wc -l) files"
-  tar xzf "$file" -C "$crates" || fail "unpack $crate-$version.crate"
-  mv "$crates/$crate-$version" "$crates/$crate"
+  tar xzf "$file" -C "$work/unpacked" || fail "unpack $crate-$version.crate"
+  sync_tree "$work/unpacked/$crate-$version" "$crates/$crate"
   [ -f "$crates/$crate/LICENSE" ] || fail "$crate-$version.crate carries LICENSE"
 done
 ok "cargo package: libcachekit-sys, libcachekit-macros, libcachekit $version (each with LICENSE)"
@@ -107,7 +123,11 @@ pkgid=$(cd "$app" && "$cargo" pkgid --offline libcachekit-sys 2>&1)
 [[ $pkgid == "path+file://$sys#"* ]] || fail "the fresh project's libcachekit-sys is the unpacked crate: $pkgid"
 bin=$CARGO_TARGET_DIR/debug/rust-app
 [ -x "$bin" ] || fail "cargo build wrote $bin"
-ok "a fresh project outside the repository builds against the packaged crates (libcachekit = \"0.2\")"
+# Every crate at the version Cargo.lock pins (the seed only loses the dev-dependencies).
+lock_pairs() { awk '/^name = / {n = $3} /^version = / && n != "" {print n, $3}' "$1" | sort -u; }
+drifted=$(comm -13 <(lock_pairs "$src/wrappers/rust/Cargo.lock") <(lock_pairs "$app/Cargo.lock") | grep -v '"rust-app"')
+[ -z "$drifted" ] || fail "the fresh project resolves to the versions wrappers/rust/Cargo.lock pins, not: $drifted"
+ok "a fresh project outside the repository builds against the packaged crates (libcachekit = \"0.2\", pinned versions)"
 
 # 4. Redis on a free loopback port (the kernel picks one; redis-server takes it at once).
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -124,12 +144,13 @@ cd "$work" || fail "cd to the temp dir"
 first=$("$bin" first) || fail "the program runs: $first"
 echo "# $first"
 [[ $first == *" local=49,49 local_calls=1 "* ]] || fail "L1-only #[cached]: a miss then a hit ($first)"
-ok "#[cached] on an L1-only cache: one call for two lookups (version ${first#*version=})"
+lib_version=${first#*version=}
+ok "cached() on an L1-only cache: one call for two lookups (library version ${lib_version%% *})"
 [[ $first == *" remote=hello_42,hello_42 remote_calls=1" ]] || fail "default cache: a miss then a hit ($first)"
 second=$("$bin" second) || fail "the program runs a second time: $second"
 echo "# $second"
 [[ $second == *" remote=hello_42,hello_42 remote_calls=0" ]] || fail "a second process reads the value from Redis ($second)"
-ok "#[cached] on the default cache (Redis on port $port): a miss, a hit, and a hit from a second process"
+ok "cached() on the default cache (Redis on port $port): a miss, a hit, and a hit from a second process"
 
 # 5. The core is in the program, not in a shared library.
 deps=$(ldd "$bin") || fail "ldd $bin"
