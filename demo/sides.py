@@ -45,6 +45,7 @@ def build_env(build_dir: str) -> dict:
     env = dict(os.environ)
     pc = os.path.join(build_dir, "meson-uninstalled")
     env["PKG_CONFIG_PATH"] = pc + (os.pathsep + env["PKG_CONFIG_PATH"] if env.get("PKG_CONFIG_PATH") else "")
+    env["CACHEKIT_SYSTEM"] = "1"  # Rust: the build tree's library, not the bundled core
     env["LD_LIBRARY_PATH"] = os.path.join(build_dir, "src") + (
         os.pathsep + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     return env

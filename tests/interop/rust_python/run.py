@@ -41,6 +41,7 @@ def build_rust_side(build_dir: str, target_dir: str) -> str:
     if not os.path.exists(cargo):
         pyvenv.fail("cargo not found on PATH or in ~/.cargo/bin: install a Rust toolchain (rustup)")
     env = dict(os.environ, CARGO_TARGET_DIR=target_dir, CARGO_TERM_COLOR="never",
+               CACHEKIT_SYSTEM="1",  # the build tree's library, not the bundled core
                PKG_CONFIG_PATH=os.path.join(build_dir, "meson-uninstalled"),
                LD_LIBRARY_PATH=os.path.join(build_dir, "src"))
     env["PATH"] = os.path.dirname(cargo) + os.pathsep + env.get("PATH", "")
