@@ -225,13 +225,6 @@ def test_incr_of_a_non_integer_is_type_error(cache):
     assert cache.get("big") == 2**63 - 1
 
 
-def _calls(redis_server, command: str) -> int:
-    info = redis_server.command("INFO", "commandstats")
-    info = info.decode() if isinstance(info, bytes) else info
-    field = f"cmdstat_{command}:calls="
-    at = info.find(field)
-    return 0 if at < 0 else int(info[at + len(field):].split(",", 1)[0])
-
 
 def test_one_command_each(redis_server):
     """incr/decr, add, touch and delete_many are one command each on the server, with no
@@ -244,11 +237,11 @@ def test_one_command_each(redis_server):
     assert c.add("a", "v") is True and c.add("a", "w") is False
     assert c.touch("a", 50) is True and c.touch("a", None) is True
     c.delete_many(["n", "a", "none"])
-    assert _calls(redis_server, "evalsha") == 2 and _calls(redis_server, "eval") == 0
-    assert _calls(redis_server, "incrby") == 2  # inside the script
-    assert _calls(redis_server, "set") == 2  # the two adds (SET NX), no lock
-    assert _calls(redis_server, "pexpire") == 1 and _calls(redis_server, "persist") == 1
-    assert _calls(redis_server, "unlink") == 1 and _calls(redis_server, "del") == 0
+    assert redis_server.command_calls("evalsha") == 2 and redis_server.command_calls("eval") == 0
+    assert redis_server.command_calls("incrby") == 2  # inside the script
+    assert redis_server.command_calls("set") == 2  # the two adds (SET NX), no lock
+    assert redis_server.command_calls("pexpire") == 1 and redis_server.command_calls("persist") == 1
+    assert redis_server.command_calls("unlink") == 1 and redis_server.command_calls("del") == 0
     assert c.get_many(["n", "a"]) == {}
 
 

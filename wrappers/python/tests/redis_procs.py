@@ -79,6 +79,15 @@ class RedisServer:
         """One command on a plain connection of its own (not through cachekit)."""
         return redis_command(self.port, *args)
 
+    def command_calls(self, command: str) -> int:
+        """How many times the server ran `command` (INFO commandstats; 0 if never since
+        CONFIG RESETSTAT): how tests count round trips by what the server saw."""
+        info = self.command("INFO", "commandstats")
+        info = info.decode() if isinstance(info, bytes) else info
+        field = f"cmdstat_{command.lower()}:calls="
+        at = info.find(field)
+        return 0 if at < 0 else int(info[at + len(field):].split(",", 1)[0])
+
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"

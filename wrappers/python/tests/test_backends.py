@@ -265,13 +265,6 @@ def test_raw_backend_counter_calls(where, request, tmp_path):
         b.close()
 
 
-def _calls(srv, command: str) -> int:
-    info = srv.command("INFO", "commandstats")
-    info = info.decode() if isinstance(info, bytes) else info
-    field = f"cmdstat_{command}:calls="
-    at = info.find(field)
-    return 0 if at < 0 else int(info[at + len(field):].split(",", 1)[0])
-
 
 def test_raw_backend_counter_calls_are_one_command(redis_server):
     """What the server saw (INFO commandstats): one EVALSHA per incr once the script is
@@ -286,10 +279,10 @@ def test_raw_backend_counter_calls_are_one_command(redis_server):
         assert b.add(b"oc:a", b"v") is True
         assert b.touch(b"oc:a", 10) is True
         assert b.delete_many([b"oc:n", b"oc:a", b"oc:none"]) == 2
-        assert _calls(redis_server, "evalsha") == 3
-        assert _calls(redis_server, "eval") == 0 and _calls(redis_server, "incrby") == 3
-        assert _calls(redis_server, "set") == 1
-        assert _calls(redis_server, "pexpire") == 1
-        assert _calls(redis_server, "unlink") == 1 and _calls(redis_server, "del") == 0
+        assert redis_server.command_calls("evalsha") == 3
+        assert redis_server.command_calls("eval") == 0 and redis_server.command_calls("incrby") == 3
+        assert redis_server.command_calls("set") == 1
+        assert redis_server.command_calls("pexpire") == 1
+        assert redis_server.command_calls("unlink") == 1 and redis_server.command_calls("del") == 0
     finally:
         b.close()
