@@ -169,14 +169,18 @@ def main(argv: list[str]) -> int:
     build = os.environ.get("CACHEKIT_BUILD", "build-bench")
     if not os.path.isabs(build):
         build = os.path.join(ROOT, build)
-    calls = int(os.environ.get("CACHEKIT_DJ_CALLS", "1000"))
-    runs = int(os.environ.get("CACHEKIT_DJ_RUNS", "10"))
+    try:
+        calls = int(os.environ.get("CACHEKIT_DJ_CALLS", "1000"))
+        runs = int(os.environ.get("CACHEKIT_DJ_RUNS", "10"))
+    except ValueError:
+        calls = runs = 0
     if calls < 10 or runs < 1:
-        raise SystemExit("dj_bench: CACHEKIT_DJ_CALLS must be at least 10 and CACHEKIT_DJ_RUNS at least 1")
+        raise SystemExit("dj_bench: CACHEKIT_DJ_CALLS must be an integer of at least 10 and CACHEKIT_DJ_RUNS one of at least 1")
     if not shutil.which("redis-server"):
         return skip_all(wanted, "redis-server is not installed")
-    if wanted == ["DJ-l1"]:
-        return skip_all(wanted, L1_MISSING)
+    if wanted == ["DJ-l1"]:  # nothing to measure: the line rows() prints, without the anchor's get
+        print(json.dumps(rows({}, wanted, calls, runs, None)[0]), flush=True)
+        return 0
     try:
         python = pyvenv.ensure(os.path.join(build, "bench", "venv-django-bench"), os.path.join(HERE, "requirements.txt"))
     except SystemExit as exc:
