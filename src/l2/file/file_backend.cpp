@@ -159,7 +159,8 @@ public:
     bool del(std::string_view key, Deadline deadline) override {
         check_deadline(deadline);
         std::string name = filefmt::entry_name(key);
-        for (int attempt = 0; attempt < 8; ++attempt) {
+        const SteadyClock::time_point give_up = race_budget(deadline);
+        for (int attempt = 0; may_retry_race(attempt, give_up); ++attempt) {
             Opened e = open_entry(name);
             if (e.kind == Opened::Symlink) ::unlinkat(dir_.get(), name.c_str(), 0);
             if (e.kind != Opened::Regular) return false;
@@ -203,7 +204,8 @@ public:
         check_deadline(deadline);
         constexpr uint64_t kMostDigits = 20;  // "-9223372036854775808"
         const std::string name = filefmt::entry_name(key);
-        for (int attempt = 0; attempt < 8; ++attempt) {
+        const SteadyClock::time_point give_up = race_budget(deadline);
+        for (int attempt = 0; may_retry_race(attempt, give_up); ++attempt) {
             Opened e = open_entry(name);
             if (e.kind != Opened::Regular) return std::nullopt;
             // The temp file before the entry lock: a reservation may evict,
@@ -259,7 +261,8 @@ public:
             ~RemoveTemp() { ::unlinkat(dir, n.c_str(), 0); }  // the entry keeps its own link
         } remove_temp{dir_.get(), tmp.name};
         fill_temp(std::move(tmp.fd), expiry, value);
-        for (int attempt = 0; attempt < 8; ++attempt) {
+        const SteadyClock::time_point give_up = race_budget(deadline);
+        for (int attempt = 0; may_retry_race(attempt, give_up); ++attempt) {
             Opened e = open_entry(name);
             if (e.kind == Opened::Symlink) ::unlinkat(dir_.get(), name.c_str(), 0);  // planted: replaced, as set does
             if (e.kind == Opened::Other) fail_key(CACHEKIT_EBACKEND, in_the_way(name));
@@ -286,6 +289,17 @@ public:
     }
 
 private:
+    // Another write of the key replaced the entry between our open and our
+    // lock: try again (at least 8 times) while the call's time allows. Each
+    // try is an even race with that writer, so a fixed count alone loses to
+    // a writer in a tight loop (two processes incrementing one counter).
+    SteadyClock::time_point race_budget(Deadline deadline) const {
+        return std::min(deadline.at, SteadyClock::now() + cfg_.lock_timeout);
+    }
+    static bool may_retry_race(int attempt, SteadyClock::time_point give_up) {
+        return attempt < 8 || SteadyClock::now() < give_up;
+    }
+
     // Only the header's 8 expiry bytes are rewritten, under the entry's
     // exclusive lock (the reference SDK's refresh_ttl does the same): the
     // payload and the file's other bytes stay as they are.
