@@ -13,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
 import cachekit.django as ckdj
+from cachekit import ConfigurationError
 from cachekit.django import CacheKitCache
 
 
@@ -402,3 +403,34 @@ def test_a_server_that_is_down_raises():
         c.get("k")
     with pytest.raises(BackendError):
         c.set("k", 1)
+
+
+def test_pool_size_bounds_the_connections_of_fifty_concurrent_requests(redis_server):
+    """DJ-conns' setting: 50 threads, each with its own cache instance (Django's per-thread
+    caches[...]), all calling at once, reach the server through at most POOL_SIZE
+    connections of the configuration's one handle; the calls wait their turn, none fails."""
+    settings = {"KEY_PREFIX": "pool", "OPTIONS": {"POOL_SIZE": 2, "COMMAND_TIMEOUT_MS": 5000}}
+    CacheKitCache(redis_server.url, settings).set("k", "v")
+    before = connections(redis_server)
+    start = threading.Barrier(50)
+    results: list = []
+
+    def request() -> None:
+        c = CacheKitCache(redis_server.url, settings)  # a new instance per request
+        start.wait()
+        results.append(c.get("k"))
+
+    threads = [threading.Thread(target=request) for _ in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == ["v"] * 50
+    assert connections(redis_server) - before <= 1  # the set opened one; at most one more
+
+
+def test_pool_size_must_be_a_whole_number():
+    with pytest.raises(ConfigurationError, match="pool_size"):
+        CacheKitCache("memory://", {"OPTIONS": {"POOL_SIZE": -1}})._backend
+    with pytest.raises(ConfigurationError, match="pool_size"):
+        CacheKitCache("memory://", {"OPTIONS": {"POOL_SIZE": "2"}})._backend

@@ -364,7 +364,7 @@ class Backend:
     (docs/redis.md "TLS as options"); the URL's own ssl_* parameters win over them."""
 
     def __init__(self, url: str, *, command_timeout_ms: int = 0, connect_timeout_ms: int = 0,
-                 fail_closed: bool = False, ssl: Optional[bool] = None, ssl_cert_reqs: Any = None,
+                 pool_size: int = 0, fail_closed: bool = False, ssl: Optional[bool] = None, ssl_cert_reqs: Any = None,
                  ssl_ca_certs: Any = None, ssl_ca_path: Any = None, ssl_certfile: Any = None,
                  ssl_keyfile: Any = None, ssl_check_hostname: Optional[bool] = None) -> None:
         err = _new_err()
@@ -372,6 +372,10 @@ class Backend:
         _check(lib.cachekit_backend_options_init_ex(opts, ffi.sizeof("cachekit_backend_options"), err), err)
         opts.command_timeout_ms = command_timeout_ms
         opts.connect_timeout_ms = connect_timeout_ms
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or not 0 <= pool_size <= 0xFFFFFFFF:
+            raise ConfigurationError(lib.CACHEKIT_EINVAL, "pool_size must be 0 (the core's default, 10) "
+                                     f"or a positive whole number, not {pool_size!r}")
+        opts.pool_size = pool_size  # Redis connections per node at most
         opts.fail_closed = 1 if fail_closed else 0
         keep: list = []
         _set_tls(opts, dict(ssl=ssl, ssl_cert_reqs=ssl_cert_reqs, ssl_ca_certs=ssl_ca_certs, ssl_ca_path=ssl_ca_path,

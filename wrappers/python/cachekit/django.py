@@ -37,7 +37,7 @@ __all__ = ["CacheKitCache"]
 
 # OPTIONS this backend reads; MAX_ENTRIES and CULL_FREQUENCY are BaseCache's (read and
 # ignored, as Django's Redis backend ignores them: the server evicts).
-_BACKEND_OPTIONS = {"COMMAND_TIMEOUT_MS", "CONNECT_TIMEOUT_MS", "TLS"}
+_BACKEND_OPTIONS = {"COMMAND_TIMEOUT_MS", "CONNECT_TIMEOUT_MS", "POOL_SIZE", "TLS"}
 _OWN_OPTIONS = {"NAMESPACE", "PICKLE_PROTOCOL"}
 _BASE_OPTIONS = {"MAX_ENTRIES", "CULL_FREQUENCY"}
 
@@ -74,7 +74,7 @@ if hasattr(os, "register_at_fork"):
 def _shared_backend(location: str, options: dict[str, Any]) -> Backend:
     tls = options.get("TLS") or {}
     ident = (location, options.get("COMMAND_TIMEOUT_MS", 0), options.get("CONNECT_TIMEOUT_MS", 0),
-             tuple(sorted((k, repr(v)) for k, v in tls.items())))
+             options.get("POOL_SIZE", 0), tuple(sorted((k, repr(v)) for k, v in tls.items())))
     with _handles_lock:
         if _handles_pid != os.getpid():
             _forget_inherited()
@@ -82,7 +82,8 @@ def _shared_backend(location: str, options: dict[str, Any]) -> Backend:
         if h is None:
             # fail_closed: an L2 failure raises (Django's backends raise on a server that is down).
             h = Backend(location, command_timeout_ms=int(options.get("COMMAND_TIMEOUT_MS", 0)),
-                        connect_timeout_ms=int(options.get("CONNECT_TIMEOUT_MS", 0)), fail_closed=True, **tls)
+                        connect_timeout_ms=int(options.get("CONNECT_TIMEOUT_MS", 0)),
+                        pool_size=options.get("POOL_SIZE", 0), fail_closed=True, **tls)
             _handles[ident] = h
         return h
 
