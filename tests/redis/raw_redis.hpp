@@ -57,6 +57,16 @@ struct RawRedis {
         return out;
     }
     bool has(const std::string &key) { return integer({"EXISTS", key}) == 1; }
+    // EXISTS for a caller that polls: false, not a failed test, when the server
+    // closed the connection (Sentinel kills normal clients on the replica it
+    // promotes).
+    bool has_if_answered(const std::string &key) {
+        auto *r = static_cast<redisReply *>(redisCommand(c, "EXISTS %b", key.data(), key.size()));
+        if (r == nullptr) return false;
+        const bool yes = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+        freeReplyObject(r);
+        return yes;
+    }
     // The id of a cache's coherence feed connection in CLIENT LIST ("" when none).
     std::string feed_client_id() {
         const std::string list = text({"CLIENT", "LIST"});
